@@ -1,0 +1,8 @@
+"""The `/api/v1` router: one sub-router per noun."""
+
+from fastapi import APIRouter
+
+from backend.api.routes import traces
+
+api_router = APIRouter(prefix="/api/v1")
+api_router.include_router(traces.router)

@@ -1,0 +1,1 @@
+"""Cross-cutting backend plumbing: settings, database engine, task queue producer."""

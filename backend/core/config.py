@@ -1,0 +1,71 @@
+"""All runtime settings, read once from ``PERFDASH_*`` environment variables.
+
+The defaults are the embedded setup: SQLite and a filesystem Celery broker under
+``./var``, so `perfdash serve` needs no server. Production sets ``DATABASE_URL`` to
+PostgreSQL and ``BROKER_URL`` to Redis.
+"""
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """perfdash settings; every field is the env var ``PERFDASH_<NAME>``."""
+
+    model_config = SettingsConfigDict(env_prefix="PERFDASH_", extra="ignore")
+
+    data_dir: Path = Field(Path("var"), description="Root for the embedded defaults.")
+    database_url: str = Field(
+        "", description="SQLAlchemy URL; empty means sqlite:///<DATA_DIR>/perfdash.db."
+    )
+    broker_url: str = Field(
+        "", description="Celery broker; empty means the serverless filesystem:// transport."
+    )
+    storage_dir: Path | None = Field(None, description="Blob store; default <DATA_DIR>/blobs.")
+    max_upload_bytes: int = Field(2 * 1024**3, gt=0, description="Largest accepted upload.")
+    max_decompressed_bytes: int = Field(
+        8 * 1024**3, gt=0, description="Largest decompressed trace a worker will parse."
+    )
+    api_url: str = Field(
+        "", description="Base URL the dashboard uses to reach the API; empty means this server."
+    )
+    ingest_time_limit_s: int = Field(3600, gt=0, description="Hard time limit of an ingest task.")
+    seed_samples: bool = Field(True, description="Load sample traces into an empty database.")
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_driver(cls, value: str) -> str:
+        if value and not value.startswith(("sqlite", "postgresql")):
+            raise ValueError("DATABASE_URL must be sqlite:///... or postgresql+psycopg://...")
+        if value.startswith("postgresql://"):
+            return "postgresql+psycopg://" + value.removeprefix("postgresql://")
+        return value
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The database URL, with the embedded default filled in."""
+        return self.database_url or f"sqlite:///{(self.data_dir / 'perfdash.db').resolve()}"
+
+    @property
+    def resolved_broker_url(self) -> str:
+        """The broker URL, with the embedded default filled in."""
+        return self.broker_url or "filesystem://"
+
+    @property
+    def broker_dir(self) -> Path:
+        """Folder the filesystem transport exchanges messages through."""
+        return (self.data_dir / "broker").resolve()
+
+    @property
+    def blob_dir(self) -> Path:
+        """Where uploaded bytes are stored, by sha256."""
+        return (self.storage_dir or self.data_dir / "blobs").resolve()
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """The process-wide settings; tests call ``get_settings.cache_clear()`` to re-read."""
+    return Settings()

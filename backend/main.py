@@ -1,0 +1,20 @@
+"""`create_app()`: the FastAPI application (API only; `perfdash serve` adds the pages)."""
+
+from fastapi import FastAPI
+
+from backend.api.errors import install_error_handlers
+from backend.api.main import api_router
+from backend.api.routes import health
+
+
+def create_app() -> FastAPI:
+    """Build the API app. No I/O happens here."""
+    app = FastAPI(
+        title="perfdash",
+        version="0.1.0",
+        description="GPU performance traces, benchmark metrics and SLAs.",
+    )
+    app.include_router(health.router)
+    app.include_router(api_router)
+    install_error_handlers(app)
+    return app

@@ -1,0 +1,85 @@
+"""The `trace` noun: one uploaded file, its status and what was learnt parsing it."""
+
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Column, DateTime, String
+from sqlmodel import Field, SQLModel
+
+
+class TraceStatus(StrEnum):
+    """Job state; the database, not Celery, is the source of truth."""
+
+    QUEUED = "queued"
+    PROCESSING = "processing"
+    READY = "ready"
+    FAILED = "failed"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class TraceBase(SQLModel):
+    name: str = Field(max_length=512)
+    project: str = Field(default="default", max_length=128, index=True)
+
+
+class Trace(TraceBase, table=True):
+    __tablename__ = "traces"
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex, primary_key=True, max_length=32)
+    status: TraceStatus = Field(
+        default=TraceStatus.QUEUED, sa_column=Column(String(16), nullable=False, index=True)
+    )
+    error: str | None = None
+    format: str | None = Field(default=None, max_length=32)
+    blob_sha256: str = Field(max_length=64, unique=True)
+    size_bytes: int = Field(sa_column=Column(BigInteger, nullable=False))
+    parser_version: str | None = Field(default=None, max_length=16)
+    schema_version: int | None = None
+    event_counts: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    devices: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    trace_metadata: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    skipped_events: int = 0
+    warnings: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    start_ns: int | None = Field(default=None, sa_column=Column(BigInteger))
+    duration_ns: int | None = Field(default=None, sa_column=Column(BigInteger))
+    created_at: datetime = Field(default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False))
+    updated_at: datetime = Field(default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class TracePublic(TraceBase):
+    id: str
+    status: TraceStatus
+    error: str | None
+    format: str | None
+    blob_sha256: str
+    size_bytes: int
+    event_counts: dict[str, int]
+    devices: list[dict[str, Any]]
+    meta: dict[str, Any]
+    skipped_events: int
+    warnings: list[str]
+    duration_ns: int | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, trace: Trace) -> "TracePublic":
+        """Build the public shape from a table row."""
+        data = trace.model_dump(exclude={"trace_metadata"}, warnings=False)
+        return cls(**data, meta=trace.trace_metadata)
+
+
+class TracesPublic(SQLModel):
+    items: list[TracePublic]
+    count: int
+
+
+class TraceAccepted(SQLModel):
+    id: str
+    status: TraceStatus
+    duplicate: bool = False

@@ -1,0 +1,129 @@
+"""Turn a queued trace into stored events and kernel stats, all or nothing.
+
+Called by the `ingest_trace` Celery task. Idempotent: a redelivered task either finds the
+trace already ready or replaces whatever a killed attempt left, inside one transaction.
+"""
+
+import logging
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from itertools import islice
+from typing import Any
+
+from sqlalchemy import delete, insert, update
+from sqlalchemy.engine import Connection, Engine
+from sqlmodel import Session
+
+from backend.core.config import Settings
+from backend.models import KernelStatRecord, Trace, TraceEvent, TraceStatus
+from backend.services.blob_store import blob_path
+from ingest import PARSER_VERSION, SCHEMA_VERSION, Event, IngestError, TraceStats, parse_file
+
+log = logging.getLogger(__name__)
+BATCH_SIZE = 10_000
+
+
+def ingest_trace(*, engine: Engine, settings: Settings, trace_id: str) -> TraceStatus | None:
+    """Parse the trace's blob into the database.
+
+    Returns:
+        The final status, or None when the trace no longer exists (deleted meanwhile).
+    """
+    with Session(engine) as session:
+        trace = session.get(Trace, trace_id)
+        if trace is None:
+            return None
+        if trace.status == TraceStatus.READY and trace.parser_version == PARSER_VERSION:
+            return TraceStatus.READY
+        sha = trace.blob_sha256
+        trace.status, trace.error, trace.updated_at = TraceStatus.PROCESSING, None, _now()
+        session.commit()
+    try:
+        with engine.begin() as conn:
+            _load(conn, trace_id, settings, sha)
+    except IngestError as e:
+        _mark_failed(engine, trace_id, str(e))
+        return TraceStatus.FAILED
+    except Exception as e:
+        log.exception("ingest of trace %s failed unexpectedly", trace_id)
+        _mark_failed(engine, trace_id, f"internal error while ingesting: {type(e).__name__}: {e}")
+        raise
+    return TraceStatus.READY
+
+
+def _load(conn: Connection, trace_id: str, settings: Settings, sha: str) -> None:
+    """Replace the trace's events and stats and mark it ready, in the caller's transaction."""
+    conn.execute(delete(TraceEvent).where(TraceEvent.trace_id == trace_id))  # type: ignore[arg-type]
+    conn.execute(delete(KernelStatRecord).where(KernelStatRecord.trace_id == trace_id))  # type: ignore[arg-type]
+    path = blob_path(settings.blob_dir, sha)
+    if not path.exists():
+        raise IngestError(f"the uploaded bytes (sha256 {sha}) are missing from the blob store")
+    parsed = parse_file(path, max_bytes=settings.max_decompressed_bytes)
+    stats = TraceStats()
+    for batch in _batches(_counted(parsed.events, stats), BATCH_SIZE):
+        conn.execute(insert(TraceEvent), [_event_row(trace_id, e) for e in batch])
+    kernels = stats.kernels()
+    if kernels:
+        conn.execute(
+            insert(KernelStatRecord),
+            [{"trace_id": trace_id, "rank": i, **k.as_dict()} for i, k in enumerate(kernels)],
+        )
+    conn.execute(
+        update(Trace)
+        .where(Trace.id == trace_id)  # type: ignore[arg-type]
+        .values(
+            status=TraceStatus.READY,
+            error=None,
+            format=parsed.meta.format.value,
+            parser_version=PARSER_VERSION,
+            schema_version=SCHEMA_VERSION,
+            event_counts=dict(stats.counts),
+            devices=[{"index": d.index, "name": d.name, **d.properties} for d in parsed.meta.devices],
+            trace_metadata=parsed.meta.metadata,
+            skipped_events=parsed.report.skipped,
+            warnings=parsed.report.warnings,
+            start_ns=stats.start_ns,
+            duration_ns=stats.duration_ns,
+            updated_at=_now(),
+        )
+    )
+
+
+def _counted(events: Iterable[Event], stats: TraceStats) -> Iterator[Event]:
+    for event in events:
+        stats.add(event)
+        yield event
+
+
+def _batches(events: Iterator[Event], size: int) -> Iterator[list[Event]]:
+    while batch := list(islice(events, size)):
+        yield batch
+
+
+def _event_row(trace_id: str, e: Event) -> dict[str, Any]:
+    return {
+        "trace_id": trace_id,
+        "kind": e.kind.value,
+        "name": e.name,
+        "start_ns": e.start_ns,
+        "dur_ns": e.dur_ns,
+        "device": e.device,
+        "stream": e.stream,
+        "pid": e.pid,
+        "tid": e.tid,
+        "correlation": e.correlation,
+        "args": e.args,
+    }
+
+
+def _mark_failed(engine: Engine, trace_id: str, message: str) -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            update(Trace)
+            .where(Trace.id == trace_id)  # type: ignore[arg-type]
+            .values(status=TraceStatus.FAILED, error=message[:4000], updated_at=_now())
+        )
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

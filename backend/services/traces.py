@@ -1,0 +1,82 @@
+"""Trace lifecycle rules: accept an upload, list, read, delete."""
+
+from pathlib import Path
+from typing import BinaryIO
+
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, func, select
+
+from backend.core.config import Settings
+from backend.core.queue import enqueue
+from backend.core.task_names import INGEST_QUEUE, INGEST_TRACE
+from backend.models import KernelStatRecord, Trace
+from backend.services.blob_store import delete_blob, put_blob
+from backend.services.errors import NotFoundError
+
+
+def accept_upload(
+    *, session: Session, settings: Settings, stream: BinaryIO, name: str, project: str
+) -> tuple[Trace, bool]:
+    """Store the bytes, create a queued trace, commit, then enqueue its ingest.
+
+    Returns:
+        The trace and whether it already existed (same bytes uploaded before).
+    """
+    blob = put_blob(settings.blob_dir, stream, max_bytes=settings.max_upload_bytes)
+    existing = session.exec(select(Trace).where(Trace.blob_sha256 == blob.sha256)).first()
+    if existing is not None:
+        return existing, True
+    trace = Trace(name=name, project=project, blob_sha256=blob.sha256, size_bytes=blob.size_bytes)
+    session.add(trace)
+    try:
+        session.commit()
+    except IntegrityError:  # a concurrent upload of the same bytes won the race
+        session.rollback()
+        winner = session.exec(select(Trace).where(Trace.blob_sha256 == blob.sha256)).one()
+        return winner, True
+    session.refresh(trace)
+    enqueue(INGEST_TRACE, trace.id, queue=INGEST_QUEUE)
+    return trace, False
+
+
+def get_trace(*, session: Session, trace_id: str) -> Trace:
+    """Return the trace or raise NotFoundError."""
+    trace = session.get(Trace, trace_id)
+    if trace is None:
+        raise NotFoundError(f"trace {trace_id} not found")
+    return trace
+
+
+def list_traces(
+    *, session: Session, limit: int, offset: int, project: str | None = None
+) -> tuple[list[Trace], int]:
+    """Newest first, with the total count for paging."""
+    query = select(Trace)
+    counter = select(func.count()).select_from(Trace)
+    if project:
+        query = query.where(Trace.project == project)
+        counter = counter.where(Trace.project == project)
+    rows = session.exec(query.order_by(col(Trace.created_at).desc()).offset(offset).limit(limit))
+    return list(rows), session.exec(counter).one()
+
+
+def list_kernel_stats(*, session: Session, trace_id: str, limit: int) -> tuple[list[KernelStatRecord], int, int]:
+    """Top kernels by total time, plus the number of kernel names and the total kernel time."""
+    get_trace(session=session, trace_id=trace_id)
+    where = KernelStatRecord.trace_id == trace_id
+    rows = session.exec(
+        select(KernelStatRecord).where(where).order_by(col(KernelStatRecord.rank)).limit(limit)
+    )
+    count, total = session.exec(
+        select(func.count(), func.coalesce(func.sum(KernelStatRecord.total_ns), 0)).where(where)
+    ).one()
+    return list(rows), count, int(total)
+
+
+def delete_trace(*, session: Session, blob_dir: Path, trace_id: str) -> None:
+    """Delete the trace, its events and stats (by cascade) and its blob."""
+    trace = get_trace(session=session, trace_id=trace_id)
+    sha = trace.blob_sha256
+    session.delete(trace)
+    session.commit()
+    delete_blob(blob_dir, sha)

@@ -1,0 +1,41 @@
+"""Pure trace parsing: files in, normalised events and trace metadata out.
+
+No database, web or queue imports live here, so the parsers run anywhere, including
+`perfdash ingest FILE` with no server.
+
+Public surface: `parse_file`, `ParsedTrace`, `Event`, `EventKind`, `TraceFormat`,
+`TraceMeta`, `Device`, `ParseReport`, `TraceStats`, `KernelStat`, the errors, and
+`SCHEMA_VERSION` / `PARSER_VERSION`.
+"""
+
+from ingest.errors import IngestError, ParseError, UnsupportedFormatError
+from ingest.events import (
+    SCHEMA_VERSION,
+    Device,
+    Event,
+    EventKind,
+    ParseReport,
+    TraceFormat,
+    TraceMeta,
+)
+from ingest.registry import PARSER_VERSION, SUPPORTED_FORMATS, ParsedTrace, parse_file
+from ingest.stats import KernelStat, TraceStats
+
+__all__ = [
+    "PARSER_VERSION",
+    "SCHEMA_VERSION",
+    "SUPPORTED_FORMATS",
+    "Device",
+    "Event",
+    "EventKind",
+    "IngestError",
+    "KernelStat",
+    "ParseError",
+    "ParseReport",
+    "ParsedTrace",
+    "TraceFormat",
+    "TraceMeta",
+    "TraceStats",
+    "UnsupportedFormatError",
+    "parse_file",
+]

@@ -1,0 +1,38 @@
+"""Format detection from the first kilobytes of a file (its content, not its name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ingest._io import read_head
+from ingest.errors import UnsupportedFormatError
+from ingest.events import TraceFormat
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_KINETO_KEYS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"displayTimeUnit"')
+
+
+def detect_format(path: Path) -> TraceFormat:
+    """Return the trace format of the file at `path`.
+
+    Raises:
+        UnsupportedFormatError: the content matches no known format.
+    """
+    head = read_head(path)
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not stripped:
+        raise UnsupportedFormatError(f"{path.name}: the file is empty")
+    if head.startswith(_SQLITE_MAGIC):
+        return TraceFormat.NSYS_SQLITE
+    if stripped.startswith(b"{") and any(k in head for k in _KINETO_KEYS):
+        return TraceFormat.KINETO
+    text = stripped.decode("utf-8", errors="replace")
+    if text.startswith("==PROF==") or '"ID","Process ID"' in text:
+        return TraceFormat.NCU_CSV
+    if "KernelName" in text.splitlines()[0] or "Kernel_Name" in text.splitlines()[0]:
+        return TraceFormat.ROCPROF_CSV
+    raise UnsupportedFormatError(
+        f"{path.name}: not a trace perfdash recognises (expected torch.profiler JSON, "
+        f"an Nsight Systems sqlite export, Nsight Compute CSV or rocprof output); "
+        f"it starts with {stripped[:32]!r}"
+    )

@@ -1,0 +1,90 @@
+"""The normalised event model that every parser produces and the backend stores.
+
+All times are integer nanoseconds. Device work carries `device` (GPU ordinal) and
+`stream`; CPU work carries `pid`/`tid`. `args` holds a whitelisted, JSON-safe subset of
+the source's attributes (never environment-like metadata).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+class EventKind(StrEnum):
+    """What an event is, independent of the source format."""
+
+    KERNEL = "kernel"
+    MEMCPY = "memcpy"
+    MEMSET = "memset"
+    RUNTIME = "runtime"
+    CPU_OP = "cpu_op"
+    ANNOTATION = "annotation"
+    GPU_ANNOTATION = "gpu_annotation"
+    MEMORY = "memory"
+    SYNC = "sync"
+    PYTHON = "python"
+
+
+class TraceFormat(StrEnum):
+    """Formats perfdash can detect. `PARSERS` in `ingest.registry` says which it reads."""
+
+    KINETO = "torch_profiler"
+    NSYS_SQLITE = "nsys_sqlite"
+    NCU_CSV = "ncu_csv"
+    ROCPROF_CSV = "rocprof_csv"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One normalised activity."""
+
+    kind: EventKind
+    name: str
+    start_ns: int
+    dur_ns: int
+    device: int | None = None
+    stream: int | None = None
+    pid: int | None = None
+    tid: int | None = None
+    correlation: int | None = None
+    args: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Device:
+    """A GPU as the trace describes it."""
+
+    index: int
+    name: str = ""
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class TraceMeta:
+    """Trace-level facts, filled while the events are read."""
+
+    format: TraceFormat
+    devices: list[Device] = field(default_factory=list)
+    rank: int | None = None
+    world_size: int | None = None
+    base_time_ns: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ParseReport:
+    """What the parser skipped and why; first warnings only, so huge bad files stay cheap."""
+
+    skipped: int = 0
+    warnings: list[str] = field(default_factory=list)
+    max_warnings: int = 20
+
+    def skip(self, reason: str) -> None:
+        """Count one skipped record, keeping the first `max_warnings` reasons."""
+        self.skipped += 1
+        if len(self.warnings) < self.max_warnings:
+            self.warnings.append(reason)

@@ -1,0 +1,1 @@
+"""One module per trace format; each exposes `parse(path, report) -> (TraceMeta, Iterator[Event])`."""

@@ -1,0 +1,49 @@
+"""The one list of formats perfdash can read, and the entry point that reads any of them.
+
+Public surface: `parse_file`, `ParsedTrace`, `SUPPORTED_FORMATS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ingest._io import DEFAULT_MAX_DECOMPRESSED
+from ingest.detect import detect_format
+from ingest.errors import UnsupportedFormatError
+from ingest.events import Event, ParseReport, TraceFormat, TraceMeta
+from ingest.parsers import kineto
+
+PARSER_VERSION = "1"
+Parser = Callable[..., tuple[TraceMeta, Iterator[Event]]]
+PARSERS: dict[TraceFormat, Parser] = {TraceFormat.KINETO: kineto.parse}
+SUPPORTED_FORMATS = tuple(PARSERS)
+
+
+@dataclass
+class ParsedTrace:
+    """A detected, opened trace. `events` is a one-shot iterator; `report` fills as it runs."""
+
+    meta: TraceMeta
+    events: Iterator[Event]
+    report: ParseReport = field(default_factory=ParseReport)
+
+
+def parse_file(path: Path, *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> ParsedTrace:
+    """Detect the format of `path` and start parsing it.
+
+    Raises:
+        UnsupportedFormatError: unknown format, or a known one perfdash cannot read yet.
+        ParseError: the file is malformed.
+    """
+    fmt = detect_format(path)
+    parser = PARSERS.get(fmt)
+    if parser is None:
+        raise UnsupportedFormatError(
+            f"{path.name}: detected {fmt.value}, which this version of perfdash cannot read yet; "
+            f"supported: {', '.join(f.value for f in SUPPORTED_FORMATS)}"
+        )
+    report = ParseReport()
+    meta, events = parser(path, report, max_bytes=max_bytes)
+    return ParsedTrace(meta=meta, events=events, report=report)

@@ -1,0 +1,95 @@
+"""End to end through a real `perfdash worker` process on the local Redis.
+
+HTTP upload -> blob store -> Redis -> Celery worker -> parser -> database -> HTTP, with the
+answer checked against sums over the raw JSON that were saved when the trace was made.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from fastapi.testclient import TestClient
+
+from backend.core.config import Settings
+
+pytestmark = pytest.mark.integration
+REDIS_URL = os.environ.get("PERFDASH_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+KERNEL_SUMS = Path(__file__).resolve().parents[1] / "data" / "torch" / "h200_train_step.kernel_sums.json"
+
+
+@pytest.fixture
+def redis_settings(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
+    """The test settings, but with the broker on the real Redis (a private key space)."""
+    from tests.conftest import _clear_caches
+
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    monkeypatch.setenv("PERFDASH_BROKER_URL", REDIS_URL)
+    _clear_caches()
+    from backend.core.config import get_settings
+
+    yield get_settings()
+    redis.Redis.from_url(REDIS_URL).flushdb()
+
+
+@pytest.fixture
+def worker(redis_settings: Settings, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A real worker process, started with the same environment as the API."""
+    log = (tmp_path / "worker.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workers.cli", "worker", "--queues", "ingest", "--concurrency", "1"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    yield proc
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+    log.close()
+
+
+def _wait_done(client: TestClient, trace_id: str, timeout_s: float = 90) -> dict[str, object]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        trace: dict[str, object] = client.get(f"/api/v1/traces/{trace_id}").json()
+        if trace["status"] in ("ready", "failed"):
+            return trace
+        time.sleep(0.2)
+    raise AssertionError(f"trace {trace_id} still {trace['status']} after {timeout_s}s")
+
+
+def test_upload_is_parsed_by_a_real_worker(
+    worker: subprocess.Popen[bytes], redis_settings: Settings, h200_trace: Path
+) -> None:
+    from backend.main import create_app
+
+    with TestClient(create_app()) as client:
+        assert client.get("/healthz").json()["broker"] == "ok"
+        bad = client.post("/api/v1/traces", files={"file": ("bad.json", b'{"traceEvents": [')})
+        good = client.post("/api/v1/traces", files={"file": (h200_trace.name, h200_trace.read_bytes())})
+        assert bad.status_code == good.status_code == 202
+
+        failed = _wait_done(client, bad.json()["id"])
+        assert failed["status"] == "failed"
+        assert "invalid JSON" in str(failed["error"])
+
+        ready = _wait_done(client, good.json()["id"])
+        assert ready["status"] == "ready", ready["error"]
+        assert worker.poll() is None, "a bad trace must not take the worker down"
+
+        kernels = client.get(f"/api/v1/traces/{ready['id']}/kernels", params={"limit": 10}).json()
+        expected = json.loads(KERNEL_SUMS.read_text())["kernels"][:10]
+        assert [(k["name"], k["count"], k["total_ns"]) for k in kernels["items"]] == [
+            (k["name"], k["count"], k["total_ns"]) for k in expected
+        ]
