@@ -39,7 +39,9 @@ def read_all(path: Path, *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
             raw.seek(0)
             data = raw.read(max_bytes + 1)
             if len(data) > max_bytes:
-                raise ParseError(f"file is larger than the {max_bytes}-byte limit", source=path.name)
+                raise ParseError(
+                    f"file is larger than the {max_bytes}-byte limit", source=path.name
+                )
             return data
     chunks: list[bytes] = []
     total = 0

@@ -12,6 +12,10 @@ import logging
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ingest import TraceStats
 
 log = logging.getLogger("perfdash")
 
@@ -20,7 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `perfdash` console script."""
     parser = _build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     result: int = args.handler(args)
     return result
 
@@ -73,7 +79,16 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _spawn_worker() -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "workers.cli", "worker", "--queues", "ingest", "--concurrency", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "workers.cli",
+        "worker",
+        "--queues",
+        "ingest",
+        "--concurrency",
+        "1",
+    ]
     log.info("starting worker: %s", " ".join(cmd))
     return subprocess.Popen(cmd)
 
@@ -109,9 +124,10 @@ def _ingest(args: argparse.Namespace) -> int:
     except (IngestError, OSError) as e:
         print(f"perfdash: cannot ingest {args.file}: {e}", file=sys.stderr)
         return 2
+    file, fmt = str(args.file), parsed.meta.format.value
     doc = {
-        "file": str(args.file),
-        "format": parsed.meta.format.value,
+        "file": file,
+        "format": fmt,
         "events": dict(stats.counts),
         "duration_ns": stats.duration_ns,
         "devices": [{"index": d.index, "name": d.name} for d in parsed.meta.devices],
@@ -122,17 +138,15 @@ def _ingest(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(doc, indent=2))
     else:
-        _print_summary(doc)
+        _print_summary(file, fmt, stats, args.top)
     return 0
 
 
-def _print_summary(doc: dict[str, object]) -> None:
-    print(f"{doc['file']}: {doc['format']}, events {doc['events']}")
-    kernels = doc["kernels"]
-    assert isinstance(kernels, list)
+def _print_summary(file: str, fmt: str, stats: TraceStats, top: int | None) -> None:
+    print(f"{file}: {fmt}, events {dict(stats.counts)}")
     print(f"{'total ms':>10} {'count':>7} {'mean us':>9}  name")
-    for k in kernels:
-        print(f"{k['total_ns'] / 1e6:10.3f} {k['count']:7d} {k['mean_ns'] / 1e3:9.2f}  {k['name'][:100]}")
+    for k in stats.kernels(top):
+        print(f"{k.total_ns / 1e6:10.3f} {k.count:7d} {k.mean_ns / 1e3:9.2f}  {k.name[:100]}")
 
 
 if __name__ == "__main__":

@@ -29,12 +29,13 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     }
     if config["broker_url"].startswith("filesystem://"):
         folder = settings.broker_dir
-        for sub in ("queue", "processed"):
+        for sub in ("queue", "processed", "control"):
             (folder / sub).mkdir(parents=True, exist_ok=True)
         config["broker_transport_options"] = {
             "data_folder_in": str(folder / "queue"),
             "data_folder_out": str(folder / "queue"),
             "processed_folder": str(folder / "processed"),
+            "control_folder": str(folder / "control"),
             "store_processed": False,
             "polling_interval": 0.1,
         }

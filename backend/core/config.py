@@ -17,23 +17,30 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="PERFDASH_", extra="ignore")
 
-    data_dir: Path = Field(Path("var"), description="Root for the embedded defaults.")
+    data_dir: Path = Field(default=Path("var"), description="Root for the embedded defaults.")
     database_url: str = Field(
-        "", description="SQLAlchemy URL; empty means sqlite:///<DATA_DIR>/perfdash.db."
+        default="", description="SQLAlchemy URL; empty means sqlite:///<DATA_DIR>/perfdash.db."
     )
     broker_url: str = Field(
-        "", description="Celery broker; empty means the serverless filesystem:// transport."
+        default="", description="Celery broker; empty means the serverless filesystem:// transport."
     )
-    storage_dir: Path | None = Field(None, description="Blob store; default <DATA_DIR>/blobs.")
-    max_upload_bytes: int = Field(2 * 1024**3, gt=0, description="Largest accepted upload.")
+    storage_dir: Path | None = Field(
+        default=None, description="Blob store; default <DATA_DIR>/blobs."
+    )
+    max_upload_bytes: int = Field(default=2 * 1024**3, gt=0, description="Largest accepted upload.")
     max_decompressed_bytes: int = Field(
-        8 * 1024**3, gt=0, description="Largest decompressed trace a worker will parse."
+        default=8 * 1024**3, gt=0, description="Largest decompressed trace a worker will parse."
     )
     api_url: str = Field(
-        "", description="Base URL the dashboard uses to reach the API; empty means this server."
+        default="",
+        description="Base URL the dashboard uses to reach the API; empty means this server.",
     )
-    ingest_time_limit_s: int = Field(3600, gt=0, description="Hard time limit of an ingest task.")
-    seed_samples: bool = Field(True, description="Load sample traces into an empty database.")
+    ingest_time_limit_s: int = Field(
+        default=3600, gt=0, description="Hard time limit of an ingest task."
+    )
+    seed_samples: bool = Field(
+        default=True, description="Load sample traces into an empty database."
+    )
 
     @field_validator("database_url")
     @classmethod

@@ -13,7 +13,9 @@ class TraceEvent(SQLModel, table=True):
     __tablename__ = "events"
     __table_args__ = (Index("ix_events_trace_kind_start", "trace_id", "kind", "start_ns"),)
 
-    id: int | None = Field(default=None, sa_column=Column(_EventId, primary_key=True, autoincrement=True))
+    id: int | None = Field(
+        default=None, sa_column=Column(_EventId, primary_key=True, autoincrement=True)
+    )
     trace_id: str = Field(
         sa_column=Column(ForeignKey("traces.id", ondelete="CASCADE"), nullable=False)
     )

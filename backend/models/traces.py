@@ -40,15 +40,25 @@ class Trace(TraceBase, table=True):
     size_bytes: int = Field(sa_column=Column(BigInteger, nullable=False))
     parser_version: str | None = Field(default=None, max_length=16)
     schema_version: int | None = None
-    event_counts: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    devices: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    trace_metadata: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    event_counts: dict[str, int] = Field(
+        default_factory=dict, sa_column=Column(JSON, nullable=False)
+    )
+    devices: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=Column(JSON, nullable=False)
+    )
+    trace_metadata: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSON, nullable=False)
+    )
     skipped_events: int = 0
     warnings: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     start_ns: int | None = Field(default=None, sa_column=Column(BigInteger))
     duration_ns: int | None = Field(default=None, sa_column=Column(BigInteger))
-    created_at: datetime = Field(default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False))
-    updated_at: datetime = Field(default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False))
+    created_at: datetime = Field(
+        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+    updated_at: datetime = Field(
+        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
 
 
 class TracePublic(TraceBase):

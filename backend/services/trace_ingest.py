@@ -78,7 +78,9 @@ def _load(conn: Connection, trace_id: str, settings: Settings, sha: str) -> None
             parser_version=PARSER_VERSION,
             schema_version=SCHEMA_VERSION,
             event_counts=dict(stats.counts),
-            devices=[{"index": d.index, "name": d.name, **d.properties} for d in parsed.meta.devices],
+            devices=[
+                {"index": d.index, "name": d.name, **d.properties} for d in parsed.meta.devices
+            ],
             trace_metadata=parsed.meta.metadata,
             skipped_events=parsed.report.skipped,
             warnings=parsed.report.warnings,

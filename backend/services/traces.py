@@ -60,7 +60,9 @@ def list_traces(
     return list(rows), session.exec(counter).one()
 
 
-def list_kernel_stats(*, session: Session, trace_id: str, limit: int) -> tuple[list[KernelStatRecord], int, int]:
+def list_kernel_stats(
+    *, session: Session, trace_id: str, limit: int
+) -> tuple[list[KernelStatRecord], int, int]:
     """Top kernels by total time, plus the number of kernel names and the total kernel time."""
     get_trace(session=session, trace_id=trace_id)
     where = KernelStatRecord.trace_id == trace_id

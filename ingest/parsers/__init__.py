@@ -1,1 +1,1 @@
-"""One module per trace format; each exposes `parse(path, report) -> (TraceMeta, Iterator[Event])`."""
+"""One module per trace format, each with `parse(path, report, max_bytes=...)`."""

@@ -104,7 +104,11 @@ def _read_meta(doc: dict[str, Any]) -> TraceMeta:
             kept = {k: v for k, v in props.items() if k in DEVICE_PROPERTY_KEYS}
             index = kept.get("id", i)
             meta.devices.append(
-                Device(index=index if isinstance(index, int) else i, name=str(kept.get("name", "")), properties=kept)
+                Device(
+                    index=index if isinstance(index, int) else i,
+                    name=str(kept.get("name", "")),
+                    properties=kept,
+                )
             )
     dist = doc.get("distributedInfo")
     if isinstance(dist, dict):

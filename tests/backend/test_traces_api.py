@@ -20,7 +20,9 @@ from backend.models import KernelStatRecord, TraceEvent
 from backend.services.blob_store import blob_path
 from backend.services.trace_ingest import ingest_trace
 
-KERNEL_SUMS = Path(__file__).resolve().parents[1] / "data" / "torch" / "h200_train_step.kernel_sums.json"
+KERNEL_SUMS = (
+    Path(__file__).resolve().parents[1] / "data" / "torch" / "h200_train_step.kernel_sums.json"
+)
 
 
 def _upload(client: TestClient, name: str, content: bytes) -> dict[str, object]:
@@ -32,10 +34,14 @@ def _upload(client: TestClient, name: str, content: bytes) -> dict[str, object]:
 
 def _row_count(engine: Engine, table: type, trace_id: str) -> int:
     with engine.connect() as conn:
-        return int(conn.execute(select(func.count()).where(table.trace_id == trace_id)).scalar_one())  # type: ignore[attr-defined]
+        return int(
+            conn.execute(select(func.count()).where(table.trace_id == trace_id)).scalar_one()
+        )  # type: ignore[attr-defined]
 
 
-def test_upload_is_queued_and_enqueued(client: TestClient, settings: Settings, h200_trace: Path) -> None:
+def test_upload_is_queued_and_enqueued(
+    client: TestClient, settings: Settings, h200_trace: Path
+) -> None:
     body = _upload(client, h200_trace.name, h200_trace.read_bytes())
     assert body["status"] == "queued"
     assert body["duplicate"] is False
@@ -127,7 +133,9 @@ def test_bad_trace_fails_with_a_clear_error_and_no_rows(
     assert client.get(f"/api/v1/traces/{trace_id}/kernels").json()["items"] == []
 
 
-def test_empty_upload_is_rejected_and_stores_nothing(client: TestClient, settings: Settings) -> None:
+def test_empty_upload_is_rejected_and_stores_nothing(
+    client: TestClient, settings: Settings
+) -> None:
     response = client.post("/api/v1/traces", files={"file": ("empty.json", b"")})
     assert response.status_code == 422
     assert "empty" in response.json()["detail"]

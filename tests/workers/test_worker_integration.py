@@ -23,7 +23,9 @@ from backend.core.config import Settings
 
 pytestmark = pytest.mark.integration
 REDIS_URL = os.environ.get("PERFDASH_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
-KERNEL_SUMS = Path(__file__).resolve().parents[1] / "data" / "torch" / "h200_train_step.kernel_sums.json"
+KERNEL_SUMS = (
+    Path(__file__).resolve().parents[1] / "data" / "torch" / "h200_train_step.kernel_sums.json"
+)
 
 
 @pytest.fixture
@@ -77,7 +79,9 @@ def test_upload_is_parsed_by_a_real_worker(
     with TestClient(create_app()) as client:
         assert client.get("/healthz").json()["broker"] == "ok"
         bad = client.post("/api/v1/traces", files={"file": ("bad.json", b'{"traceEvents": [')})
-        good = client.post("/api/v1/traces", files={"file": (h200_trace.name, h200_trace.read_bytes())})
+        good = client.post(
+            "/api/v1/traces", files={"file": (h200_trace.name, h200_trace.read_bytes())}
+        )
         assert bad.status_code == good.status_code == 202
 
         failed = _wait_done(client, bad.json()["id"])

@@ -20,6 +20,6 @@ from workers.celery_app import app
     time_limit=get_settings().ingest_time_limit_s,
 )
 def ingest_trace(trace_id: str) -> str | None:
-    """Parse the trace's blob into the database. Bad input marks the trace failed; never raises for it."""
+    """Parse the trace's blob into the DB; bad input marks it failed rather than raising."""
     status = run_ingest(engine=get_engine(), settings=get_settings(), trace_id=trace_id)
     return status.value if status else None
