@@ -1,0 +1,167 @@
+"""The dashboard's only I/O: typed calls to the perfdash HTTP API.
+
+The dashboard is a client of the API like any CI job, so it never imports the backend's
+models or database. Every call has a timeout and raises `ApiError` with the API's
+`detail`, which pages show as is.
+
+Public surface: `ApiClient`, `ApiError`, `current_client`, `install_client`, and the
+response shapes `Trace`, `TraceList`, `KernelStat`, `KernelStats`, `TraceAccepted`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict, cast
+
+import flask
+import httpx
+
+__all__ = [
+    "ApiClient",
+    "ApiError",
+    "KernelStat",
+    "KernelStats",
+    "Trace",
+    "TraceAccepted",
+    "TraceList",
+    "current_client",
+    "install_client",
+]
+
+TraceStatus = Literal["queued", "processing", "ready", "failed"]
+_CONFIG_KEY = "PERFDASH_API_CLIENT"
+_PREFIX = "/api/v1"
+
+
+class Device(TypedDict, total=False):
+    index: int
+    name: str
+
+
+class Trace(TypedDict):
+    id: str
+    name: str
+    project: str
+    status: TraceStatus
+    error: str | None
+    format: str | None
+    blob_sha256: str
+    size_bytes: int
+    event_counts: dict[str, int]
+    devices: list[Device]
+    meta: dict[str, Any]
+    skipped_events: int
+    warnings: list[str]
+    duration_ns: int | None
+    created_at: str
+    updated_at: str
+
+
+class TraceList(TypedDict):
+    items: list[Trace]
+    count: int
+
+
+class KernelStat(TypedDict):
+    name: str
+    count: int
+    total_ns: int
+    mean_ns: int
+    min_ns: int
+    max_ns: int
+    pct: float
+
+
+class KernelStats(TypedDict):
+    trace_id: str
+    items: list[KernelStat]
+    count: int
+    total_kernel_ns: int
+
+
+class TraceAccepted(TypedDict):
+    id: str
+    status: TraceStatus
+    duplicate: bool
+
+
+class ApiError(Exception):
+    """The API answered with an error, or could not be reached (`status` is None)."""
+
+    def __init__(self, status: int | None, detail: str) -> None:
+        super().__init__(f"{status or 'no response'}: {detail}")
+        self.status = status
+        self.detail = detail
+
+
+def _detail(response: httpx.Response) -> str:
+    """FastAPI's `detail` as one line: a string, or the messages of a validation error."""
+    try:
+        detail = response.json().get("detail")
+    except (ValueError, AttributeError):
+        detail = None
+    if isinstance(detail, str):
+        return detail
+    if isinstance(detail, list):
+        return "; ".join(str(d.get("msg", d)) if isinstance(d, dict) else str(d) for d in detail)
+    return f"{response.status_code} {response.reason_phrase}".strip()
+
+
+class ApiClient:
+    """Synchronous client for `/api/v1`; a fresh connection per call keeps it thread-safe."""
+
+    def __init__(
+        self, base_url: str, *, timeout_s: float = 10.0, upload_timeout_s: float = 300.0
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 3.0))
+        self._upload_timeout = httpx.Timeout(upload_timeout_s, connect=min(timeout_s, 3.0))
+
+    def _request(self, method: str, path: str, *, upload: bool = False, **kwargs: Any) -> Any:
+        timeout = self._upload_timeout if upload else self._timeout
+        try:
+            with httpx.Client(base_url=self.base_url, timeout=timeout) as client:
+                response = client.request(method, _PREFIX + path, **kwargs)
+        except httpx.HTTPError as e:
+            raise ApiError(None, f"cannot reach the API at {self.base_url}: {e}") from e
+        if response.is_error:
+            raise ApiError(response.status_code, _detail(response))
+        return None if response.status_code == 204 else response.json()
+
+    def list_traces(self, *, limit: int = 50, offset: int = 0) -> TraceList:
+        """Traces, newest first."""
+        params = {"limit": limit, "offset": offset}
+        return cast(TraceList, self._request("GET", "/traces", params=params))
+
+    def get_trace(self, trace_id: str) -> Trace:
+        """One trace with its status, error and summary."""
+        return cast(Trace, self._request("GET", f"/traces/{trace_id}"))
+
+    def get_kernels(self, trace_id: str, limit: int = 10) -> KernelStats:
+        """The `limit` kernels with the most total GPU time."""
+        path = f"/traces/{trace_id}/kernels"
+        return cast(KernelStats, self._request("GET", path, params={"limit": limit}))
+
+    def upload_trace(
+        self, filename: str, content: bytes, name: str | None = None, project: str = "default"
+    ) -> TraceAccepted:
+        """Send a trace file; the API stores it and queues it for parsing."""
+        data = {"project": project} | ({"name": name} if name else {})
+        files = {"file": (filename, content, "application/octet-stream")}
+        response = self._request("POST", "/traces", upload=True, data=data, files=files)
+        return cast(TraceAccepted, response)
+
+    def delete_trace(self, trace_id: str) -> None:
+        """Delete a trace and everything derived from it."""
+        self._request("DELETE", f"/traces/{trace_id}")
+
+
+def install_client(server: flask.Flask, client: ApiClient) -> None:
+    """Attach the client to the Flask server, so layouts and callbacks of this app find it."""
+    server.config[_CONFIG_KEY] = client
+
+
+def current_client() -> ApiClient:
+    """The client of the app serving the current request."""
+    client = flask.current_app.config[_CONFIG_KEY]
+    assert isinstance(client, ApiClient)
+    return client

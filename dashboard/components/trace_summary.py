@@ -1,0 +1,66 @@
+"""A trace's header: name, status, the facts worth a glance, and its error if it failed."""
+
+from __future__ import annotations
+
+from dash import html
+
+from dashboard.api_client import Device, Trace
+from dashboard.components.status_badge import notice, status_badge
+from dashboard.format import format_bytes, format_count, format_duration_ns, format_timestamp
+
+
+def _device(d: Device) -> str:
+    name = d.get("name") or "unknown device"
+    return f"{d['index']}: {name}" if "index" in d else name
+
+
+def _fact(label: str, value: str) -> html.Div:
+    return html.Div(
+        [html.Div(label, className="fact-label"), html.Div(value, className="fact-value")],
+        className="fact",
+    )
+
+
+def _event_chips(counts: dict[str, int]) -> html.Div:
+    ordered = sorted(counts.items(), key=lambda kv: -kv[1])
+    return html.Div(
+        [html.Span([html.B(kind), f" {n:,}"], className="chip") for kind, n in ordered],
+        className="chips",
+    )
+
+
+def trace_summary(trace: Trace, id_prefix: str) -> html.Div:
+    """Header and facts; a failed trace leads with its error, since that is the news."""
+    devices = ", ".join(_device(d) for d in trace["devices"]) or "—"
+    counts = trace["event_counts"]
+    children: list[html.Div | html.H1] = [
+        html.Div(
+            [html.H1(trace["name"], className="page-title"), status_badge(trace["status"])],
+            className="title-row",
+            id=f"{id_prefix}-title",
+        )
+    ]
+    if trace["status"] == "failed":
+        error = trace["error"] or "parsing failed without a message"
+        children.append(notice(f"Ingest failed: {error}", "error", f"{id_prefix}-error"))
+    children.append(
+        html.Div(
+            [
+                _fact("Format", trace["format"] or "—"),
+                _fact("Devices", devices),
+                _fact("Duration", format_duration_ns(trace["duration_ns"])),
+                _fact("Events", format_count(sum(counts.values())) if counts else "—"),
+                _fact("Size", format_bytes(trace["size_bytes"])),
+                _fact("Project", trace["project"]),
+                _fact("Uploaded", format_timestamp(trace["created_at"])),
+            ],
+            className="facts",
+            id=f"{id_prefix}-facts",
+        )
+    )
+    if counts:
+        children.append(_event_chips(counts))
+    if trace["skipped_events"] or trace["warnings"]:
+        text = f"{trace['skipped_events']:,} events skipped. " + " ".join(trace["warnings"][:3])
+        children.append(notice(text.strip(), "warning"))
+    return html.Div(children, className="trace-summary")

@@ -1,0 +1,123 @@
+"""Kernel stats to figures: where a trace's GPU time went.
+
+Public surface: `kernel_top_figure`.
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from dashboard.api_client import KernelStat
+from dashboard.format import format_count, format_duration_ns, format_pct, shorten_kernel_name
+
+__all__ = ["kernel_top_figure"]
+
+TEMPLATE = "plotly_white"
+BAR_COLOR = "#3b5bdb"
+FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
+MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', monospace"
+TOP_N = 10
+_HOVER_WIDTH = 90
+_AXIS_UNITS = (("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
+
+
+def _axis_unit(max_ns: float) -> tuple[str, float]:
+    """The largest unit in which the longest bar is at least 1, so ticks read `2.5 ms`."""
+    for unit, scale in _AXIS_UNITS:
+        if max_ns >= scale:
+            return unit, scale
+    return "ns", 1.0
+
+
+def _escape_lines(text: str) -> str:
+    """Plotly reads `<…>` as markup: escape it, and wrap so a long name fits a hover box."""
+    lines = textwrap.wrap(
+        text, _HOVER_WIDTH, drop_whitespace=False, break_long_words=True, break_on_hyphens=False
+    )
+    return "<br>".join(html.escape(line) for line in lines)
+
+
+def _hover(k: KernelStat) -> str:
+    return (
+        f"<b>{_escape_lines(k['name'])}</b><br>"
+        f"count: {format_count(k['count'])}<br>"
+        f"total: {format_duration_ns(k['total_ns'])} ({format_pct(k['pct'])} of kernel time)<br>"
+        f"mean: {format_duration_ns(k['mean_ns'])}  "
+        f"min: {format_duration_ns(k['min_ns'])}  max: {format_duration_ns(k['max_ns'])}"
+    )
+
+
+def _base_layout(fig: go.Figure, height: int, top: int = 10) -> None:
+    fig.update_layout(
+        template=TEMPLATE,
+        height=height,
+        font={"family": FONT, "size": 13, "color": "#212529"},
+        margin={"l": 10, "r": 30, "t": top, "b": 50},
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+    )
+
+
+def empty_figure(message: str) -> go.Figure:
+    """A blank chart that says why it is blank, instead of empty axes."""
+    fig = go.Figure()
+    _base_layout(fig, 200)
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    fig.add_annotation(
+        text=message,
+        showarrow=False,
+        xref="paper",
+        yref="paper",
+        x=0.5,
+        y=0.5,
+        font={"size": 15, "color": "#868e96"},
+    )
+    return fig
+
+
+def kernel_top_figure(items: Sequence[KernelStat], top_n: int = TOP_N) -> go.Figure:
+    """Horizontal bars of the kernels with the most total GPU time, largest at the top.
+
+    Bars sit at numeric positions with the shortened names as tick text, so two kernels
+    whose short names coincide still get a bar each; the full name is in the hover.
+    """
+    top = sorted(items, key=lambda k: k["total_ns"], reverse=True)[:top_n]
+    if not top:
+        return empty_figure("No kernels recorded in this trace")
+    unit, scale = _axis_unit(top[0]["total_ns"])
+    fig = go.Figure(
+        go.Bar(
+            x=[k["total_ns"] / scale for k in top],
+            y=list(range(len(top))),
+            orientation="h",
+            marker={"color": BAR_COLOR},
+            text=[f"{format_duration_ns(k['total_ns'])} · {format_pct(k['pct'])}" for k in top],
+            textposition="outside",
+            cliponaxis=False,
+            hovertext=[_hover(k) for k in top],
+            hovertemplate="%{hovertext}<extra></extra>",
+        )
+    )
+    # The top margin leaves room for the mode bar, which would otherwise cover the top label.
+    _base_layout(fig, 96 + 34 * len(top), top=36)
+    fig.update_layout(bargap=0.3, hoverlabel={"align": "left", "bgcolor": "white"})
+    fig.update_yaxes(
+        tickvals=list(range(len(top))),
+        ticktext=[html.escape(shorten_kernel_name(k["name"])) for k in top],
+        tickfont={"family": MONO, "size": 12},
+        autorange="reversed",
+        automargin=True,
+        showgrid=False,
+    )
+    fig.update_xaxes(
+        title_text="total GPU time per kernel",
+        range=[0, top[0]["total_ns"] / scale * 1.22],
+        ticksuffix=f" {unit}",
+        zeroline=False,
+    )
+    return fig

@@ -1,0 +1,188 @@
+"""Browser fixtures: a real `perfdash serve` per test and Debian's headless Chromium.
+
+The server is the product as users run it (API, dashboard and a Celery worker over the
+embedded broker), on a free port with its own data dir, and its whole process group
+is stopped after the test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, Response, sync_playwright
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+STARTUP_TIMEOUT_S = 90.0
+
+
+@dataclass
+class Server:
+    """A running `perfdash serve`, and where its log goes if a test needs to say why."""
+
+    base_url: str
+    log_path: Path
+    process: subprocess.Popen[bytes]
+    env: dict[str, str]
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+@dataclass
+class PageErrors:
+    """Failures a user would not see as a Python exception: 5xx callbacks, JS errors."""
+
+    messages: list[str] = field(default_factory=list)
+
+    def on_response(self, response: Response) -> None:
+        if response.status >= 500:
+            self.messages.append(f"{response.status} {response.url}")
+
+    def on_page_error(self, error: Exception) -> None:
+        self.messages.append(f"page error: {error}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _perfdash_command() -> list[str]:
+    script = Path(sys.executable).with_name("perfdash")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "workers.cli"]
+
+
+def _wait_healthy(server: Server) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            pytest.fail(f"perfdash serve exited early:\n{server.log_tail()}")
+        try:
+            if httpx.get(f"{server.base_url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    pytest.fail(
+        f"perfdash serve was not healthy in {STARTUP_TIMEOUT_S:.0f} s:\n{server.log_tail()}"
+    )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the whole group (uvicorn and the worker it spawned), then SIGKILL stragglers."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=20)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+
+
+def _spawn(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    """A perfdash command as the leader of its own process group, logging to a file."""
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            [*_perfdash_command(), *args],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def _serve(tmp_path: Path, *extra: str) -> Iterator[Server]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PERFDASH_")}
+    env["PERFDASH_DATA_DIR"] = str(tmp_path / "var")
+    port = _free_port()
+    log_path = tmp_path / "serve.log"
+    process = _spawn(["serve", "--port", str(port), "--no-samples", *extra], env, log_path)
+    server = Server(f"http://127.0.0.1:{port}", log_path, process, env)
+    try:
+        _wait_healthy(server)
+        yield server
+    finally:
+        _stop(process)
+
+
+@pytest.fixture
+def perfdash_server(tmp_path: Path) -> Iterator[Server]:
+    """`perfdash serve --no-samples` (API, dashboard, worker) with an empty data dir."""
+    yield from _serve(tmp_path)
+
+
+@pytest.fixture
+def server_without_worker(tmp_path: Path) -> Iterator[Server]:
+    """The same with `--no-worker`, so uploads stay queued until a test starts a worker."""
+    yield from _serve(tmp_path, "--no-worker")
+
+
+@pytest.fixture
+def start_worker(tmp_path: Path) -> Iterator[Callable[[Server], None]]:
+    """Start a `perfdash worker` on a server's data dir; it is stopped after the test."""
+    workers: list[subprocess.Popen[bytes]] = []
+
+    def start(server: Server) -> None:
+        args = ["worker", "--queues", "ingest", "--concurrency", "1"]
+        workers.append(_spawn(args, server.env, tmp_path / "worker.log"))
+
+    try:
+        yield start
+    finally:
+        for worker in workers:
+            _stop(worker)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium, headless; the test is skipped only if it is not installed."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh page in its own context, at a laptop-sized viewport."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def page_errors(page: Page) -> PageErrors:
+    """Server errors and script errors seen by `page`, for a test to assert are none."""
+    errors = PageErrors()
+    page.on("response", errors.on_response)
+    page.on("pageerror", errors.on_page_error)
+    return errors
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """`test-artifacts/` at the repo root (gitignored), for screenshots worth a look."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
