@@ -28,8 +28,10 @@ def read_head(path: Path, size: int = 4096) -> bytes:
         return magic
 
 
-def read_all(path: Path, *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
+def read_all(path: Path, *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED, source: str = "") -> bytes:
     """Read the whole file, gunzipping it, refusing more than `max_bytes` of output.
+
+    `source` is the name the user knows the file by, used in error messages.
 
     Raises:
         ParseError: the gzip stream is truncated or corrupt, or decompresses past the cap.
@@ -40,7 +42,7 @@ def read_all(path: Path, *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
             data = raw.read(max_bytes + 1)
             if len(data) > max_bytes:
                 raise ParseError(
-                    f"file is larger than the {max_bytes}-byte limit", source=path.name
+                    f"file is larger than the {max_bytes}-byte limit", source=source or path.name
                 )
             return data
     chunks: list[bytes] = []
@@ -52,12 +54,12 @@ def read_all(path: Path, *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
                 if total > max_bytes:
                     raise ParseError(
                         f"gzip data decompresses to more than {max_bytes} bytes",
-                        source=path.name,
+                        source=source or path.name,
                         offset=total,
                     )
                 chunks.append(chunk)
     except (EOFError, zlib.error, gzip.BadGzipFile) as e:
         raise ParseError(
-            f"gzip stream is truncated or corrupt: {e}", source=path.name, offset=total
+            f"gzip stream is truncated or corrupt: {e}", source=source or path.name, offset=total
         ) from e
     return b"".join(chunks)

@@ -12,16 +12,17 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _KINETO_KEYS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"displayTimeUnit"')
 
 
-def detect_format(path: Path) -> TraceFormat:
+def detect_format(path: Path, source: str = "") -> TraceFormat:
     """Return the trace format of the file at `path`.
 
     Raises:
         UnsupportedFormatError: the content matches no known format.
     """
     head = read_head(path)
+    name = source or path.name
     stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not stripped:
-        raise UnsupportedFormatError(f"{path.name}: the file is empty")
+        raise UnsupportedFormatError(f"{name}: the file is empty")
     if head.startswith(_SQLITE_MAGIC):
         return TraceFormat.NSYS_SQLITE
     if stripped.startswith(b"{") and any(k in head for k in _KINETO_KEYS):
@@ -32,7 +33,7 @@ def detect_format(path: Path) -> TraceFormat:
     if "KernelName" in text.splitlines()[0] or "Kernel_Name" in text.splitlines()[0]:
         return TraceFormat.ROCPROF_CSV
     raise UnsupportedFormatError(
-        f"{path.name}: not a trace perfdash recognises (expected torch.profiler JSON, "
+        f"{name}: not a trace perfdash recognises (expected torch.profiler JSON, "
         f"an Nsight Systems sqlite export, Nsight Compute CSV or rocprof output); "
         f"it starts with {stripped[:32]!r}"
     )

@@ -30,20 +30,28 @@ class ParsedTrace:
     report: ParseReport = field(default_factory=ParseReport)
 
 
-def parse_file(path: Path, *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> ParsedTrace:
+def parse_file(
+    path: Path, *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED, source: str = ""
+) -> ParsedTrace:
     """Detect the format of `path` and start parsing it.
+
+    Args:
+        path: the file to read.
+        max_bytes: cap on the decompressed size.
+        source: the name the user knows the file by (errors quote it); default `path.name`.
 
     Raises:
         UnsupportedFormatError: unknown format, or a known one perfdash cannot read yet.
         ParseError: the file is malformed.
     """
-    fmt = detect_format(path)
+    source = source or path.name
+    fmt = detect_format(path, source)
     parser = PARSERS.get(fmt)
     if parser is None:
         raise UnsupportedFormatError(
-            f"{path.name}: detected {fmt.value}, which this version of perfdash cannot read yet; "
+            f"{source}: detected {fmt.value}, which this version of perfdash cannot read yet; "
             f"supported: {', '.join(f.value for f in SUPPORTED_FORMATS)}"
         )
     report = ParseReport()
-    meta, events = parser(path, report, max_bytes=max_bytes)
+    meta, events = parser(path, report, max_bytes=max_bytes, source=source)
     return ParsedTrace(meta=meta, events=events, report=report)

@@ -35,12 +35,12 @@ def ingest_trace(*, engine: Engine, settings: Settings, trace_id: str) -> TraceS
             return None
         if trace.status == TraceStatus.READY and trace.parser_version == PARSER_VERSION:
             return TraceStatus.READY
-        sha = trace.blob_sha256
+        sha, name = trace.blob_sha256, trace.name
         trace.status, trace.error, trace.updated_at = TraceStatus.PROCESSING, None, _now()
         session.commit()
     try:
         with engine.begin() as conn:
-            _load(conn, trace_id, settings, sha)
+            _load(conn, trace_id, settings, sha, name)
     except IngestError as e:
         _mark_failed(engine, trace_id, str(e))
         return TraceStatus.FAILED
@@ -51,14 +51,14 @@ def ingest_trace(*, engine: Engine, settings: Settings, trace_id: str) -> TraceS
     return TraceStatus.READY
 
 
-def _load(conn: Connection, trace_id: str, settings: Settings, sha: str) -> None:
+def _load(conn: Connection, trace_id: str, settings: Settings, sha: str, name: str) -> None:
     """Replace the trace's events and stats and mark it ready, in the caller's transaction."""
     conn.execute(delete(TraceEvent).where(TraceEvent.trace_id == trace_id))  # type: ignore[arg-type]
     conn.execute(delete(KernelStatRecord).where(KernelStatRecord.trace_id == trace_id))  # type: ignore[arg-type]
     path = blob_path(settings.blob_dir, sha)
     if not path.exists():
         raise IngestError(f"the uploaded bytes (sha256 {sha}) are missing from the blob store")
-    parsed = parse_file(path, max_bytes=settings.max_decompressed_bytes)
+    parsed = parse_file(path, max_bytes=settings.max_decompressed_bytes, source=name)
     stats = TraceStats()
     for batch in _batches(_counted(parsed.events, stats), BATCH_SIZE):
         conn.execute(insert(TraceEvent), [_event_row(trace_id, e) for e in batch])

@@ -69,13 +69,16 @@ DEVICE_PROPERTY_KEYS = frozenset(
 )  # fmt: skip
 
 
-def parse(path: Path, report: ParseReport, *, max_bytes: int) -> tuple[TraceMeta, Iterator[Event]]:
+def parse(
+    path: Path, report: ParseReport, *, max_bytes: int, source: str
+) -> tuple[TraceMeta, Iterator[Event]]:
     """Read a Kineto trace.
 
     Args:
         path: the file (plain or gzip).
         report: receives skipped-event counts and warnings.
         max_bytes: cap on the decompressed size.
+        source: the file name shown in errors.
 
     Returns:
         The trace metadata and an iterator over normalised events.
@@ -83,13 +86,13 @@ def parse(path: Path, report: ParseReport, *, max_bytes: int) -> tuple[TraceMeta
     Raises:
         ParseError: the JSON is malformed, truncated, or not a Kineto trace.
     """
-    data = read_all(path, max_bytes=max_bytes)
+    data = read_all(path, max_bytes=max_bytes, source=source)
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as e:
-        raise ParseError(f"invalid JSON: {e.msg}", source=path.name, offset=e.pos) from e
+        raise ParseError(f"invalid JSON: {e.msg}", source=source, offset=e.pos) from e
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
-        raise ParseError("not a torch.profiler trace: no 'traceEvents' list", source=path.name)
+        raise ParseError("not a torch.profiler trace: no 'traceEvents' list", source=source)
     meta = _read_meta(doc)
     return meta, _iter_events(doc["traceEvents"], meta.base_time_ns or 0, report)
 

@@ -129,6 +129,7 @@ def test_bad_trace_fails_with_a_clear_error_and_no_rows(
     trace = client.get(f"/api/v1/traces/{trace_id}").json()
     assert trace["status"] == "failed"
     assert message in trace["error"]
+    assert name in trace["error"] and trace["blob_sha256"] not in trace["error"]
     assert _row_count(engine, TraceEvent, trace_id) == 0
     assert client.get(f"/api/v1/traces/{trace_id}/kernels").json()["items"] == []
 
