@@ -615,10 +615,18 @@ class Tracer:
         host = gpu_start + dur + self.rng.randint(2000, 5000) - start
         cost = host if pageable else self.rng.randint(4500, 9000)
         self._runtime(tid, "cudaMemcpyAsync", cost, flow_corr=corr, start=start)
+        args = self._copy_args(tid, stream, corr, nbytes, dur)
+        self._emit(gpu_start, complete("gpu_memcpy", kind, DEVICE, stream, gpu_start, dur, args))
+        self._emit(gpu_start, flow("f", corr, DEVICE, stream, gpu_start))
+        return gpu_start + dur
+
+    def _copy_args(self, tid: int, stream: int, corr: int, nbytes: int, dur: int) -> list[Arg]:
+        """Args of a gpu_memcpy / gpu_memset, as Kineto writes them."""
         args: list[Arg] = []
         if self.stack[tid]:
             args.append(("External id", self.stack[tid][-1]))
-        args += [
+        return [
+            *args,
             ("device", DEVICE),
             ("context", 1),
             ("stream", stream),
@@ -626,9 +634,6 @@ class Tracer:
             ("bytes", nbytes),
             ("memory bandwidth (GB/s)", nbytes / dur),
         ]
-        self._emit(gpu_start, complete("gpu_memcpy", kind, DEVICE, stream, gpu_start, dur, args))
-        self._emit(gpu_start, flow("f", corr, DEVICE, stream, gpu_start))
-        return gpu_start + dur
 
     def memset(self, tid: int, nbytes: int, *, stream: int = COMPUTE_STREAM) -> None:
         corr = self._next_corr()
@@ -636,17 +641,7 @@ class Tracer:
         gpu_start, dur = self._gpu_slot(
             stream, start + self.rng.randint(2500, 5000), self.rng.randint(680, 1100)
         )
-        args: list[Arg] = []
-        if self.stack[tid]:
-            args.append(("External id", self.stack[tid][-1]))
-        args += [
-            ("device", DEVICE),
-            ("context", 1),
-            ("stream", stream),
-            ("correlation", corr),
-            ("bytes", nbytes),
-            ("memory bandwidth (GB/s)", nbytes / dur),
-        ]
+        args = self._copy_args(tid, stream, corr, nbytes, dur)
         self._emit(
             gpu_start,
             complete("gpu_memset", "Memset (Device)", DEVICE, stream, gpu_start, dur, args),
