@@ -38,9 +38,9 @@ class TraceFormat(StrEnum):
     ROCPROF_CSV = "rocprof_csv"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Event:
-    """One normalised activity."""
+    """One normalised activity. Not frozen: frozen dataclasses cost about 2x to construct."""
 
     kind: EventKind
     name: str
