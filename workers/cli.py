@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from backend.core.task_names import INGEST_QUEUE
+
 if TYPE_CHECKING:
     from ingest import TraceStats
 
@@ -43,7 +45,7 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(handler=_serve)
 
     worker = sub.add_parser("worker", help="run a Celery worker")
-    worker.add_argument("--queues", default="ingest", help="comma-separated, e.g. ingest,gpu")
+    worker.add_argument("--queues", default=INGEST_QUEUE, help="comma-separated, e.g. ingest,gpu")
     worker.add_argument("--concurrency", type=int, default=None)
     worker.set_defaults(handler=_worker)
 
@@ -85,7 +87,7 @@ def _spawn_worker() -> subprocess.Popen[bytes]:
         "workers.cli",
         "worker",
         "--queues",
-        "ingest",
+        INGEST_QUEUE,
         "--concurrency",
         "1",
     ]

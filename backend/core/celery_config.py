@@ -3,7 +3,7 @@
 from typing import Any
 
 from backend.core.config import Settings
-from backend.core.task_names import GPU_QUEUE, INGEST_QUEUE, INGEST_TRACE
+from backend.core.task_names import INGEST_QUEUE, INGEST_TRACE
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
@@ -40,6 +40,3 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             "polling_interval": 0.1,
         }
     return config
-
-
-QUEUES = (INGEST_QUEUE, GPU_QUEUE)
