@@ -52,6 +52,7 @@ class Event:
     tid: int | None = None
     correlation: int | None = None
     args: dict[str, Any] | None = None
+    rank: int | None = None
 
 
 @dataclass(slots=True)

@@ -23,6 +23,7 @@ class TraceEvent(SQLModel, table=True):
     name: str
     start_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
     dur_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
+    rank: int | None = None
     device: int | None = None
     stream: int | None = Field(default=None, sa_column=Column(BigInteger))
     pid: int | None = Field(default=None, sa_column=Column(BigInteger))

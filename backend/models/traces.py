@@ -53,6 +53,8 @@ class Trace(TraceBase, table=True):
     warnings: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     start_ns: int | None = Field(default=None, sa_column=Column(BigInteger))
     duration_ns: int | None = Field(default=None, sa_column=Column(BigInteger))
+    summary: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    progress: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     created_at: datetime = Field(
         default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
@@ -74,13 +76,14 @@ class TracePublic(TraceBase):
     skipped_events: int
     warnings: list[str]
     duration_ns: int | None
+    progress: dict[str, Any] | None = None
     created_at: datetime
     updated_at: datetime
 
     @classmethod
     def of(cls, trace: Trace) -> "TracePublic":
-        """Build the public shape from a table row."""
-        data = trace.model_dump(exclude={"trace_metadata"}, warnings=False)
+        """Build the public shape from a table row (the summary has its own endpoint)."""
+        data = trace.model_dump(exclude={"trace_metadata", "summary"}, warnings=False)
         return cls(**data, meta=trace.trace_metadata)
 
 

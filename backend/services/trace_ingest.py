@@ -17,7 +17,9 @@ from sqlmodel import Session
 from backend.core.config import Settings
 from backend.models import KernelStatRecord, Trace, TraceEvent, TraceStatus
 from backend.services.blob_store import blob_path
+from backend.services.timeline_index import build_timeline_index
 from ingest import PARSER_VERSION, SCHEMA_VERSION, Event, IngestError, TraceStats, parse_file
+from ingest.summary import SummaryBuilder
 
 log = logging.getLogger(__name__)
 BATCH_SIZE = 10_000
@@ -60,8 +62,10 @@ def _load(conn: Connection, trace_id: str, settings: Settings, sha: str, name: s
         raise IngestError(f"the uploaded bytes (sha256 {sha}) are missing from the blob store")
     parsed = parse_file(path, max_bytes=settings.max_decompressed_bytes, source=name)
     stats = TraceStats()
-    for batch in _batches(_counted(parsed.events, stats), BATCH_SIZE):
+    summary = SummaryBuilder()
+    for batch in _batches(_counted(parsed.events, stats, summary), BATCH_SIZE):
         conn.execute(insert(TraceEvent), [_event_row(trace_id, e) for e in batch])
+    build_timeline_index(conn, trace_id)
     kernels = stats.kernels()
     if kernels:
         conn.execute(
@@ -86,14 +90,19 @@ def _load(conn: Connection, trace_id: str, settings: Settings, sha: str, name: s
             warnings=parsed.report.warnings,
             start_ns=stats.start_ns,
             duration_ns=stats.duration_ns,
+            summary=summary.finish(parsed.meta),
+            progress=None,
             updated_at=_now(),
         )
     )
 
 
-def _counted(events: Iterable[Event], stats: TraceStats) -> Iterator[Event]:
+def _counted(
+    events: Iterable[Event], stats: TraceStats, summary: SummaryBuilder
+) -> Iterator[Event]:
     for event in events:
         stats.add(event)
+        summary.add(event)
         yield event
 
 
@@ -106,6 +115,7 @@ def _event_row(trace_id: str, e: Event) -> dict[str, Any]:
     return {
         "trace_id": trace_id,
         "kind": e.kind.value,
+        "rank": e.rank,
         "name": e.name,
         "start_ns": e.start_ns,
         "dur_ns": e.dur_ns,
