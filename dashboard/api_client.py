@@ -127,6 +127,25 @@ class ApiClient:
             raise ApiError(response.status_code, _detail(response))
         return None if response.status_code == 204 else response.json()
 
+    def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
+        """GET `/api/v1{path}` and return the decoded JSON (area modules build on this)."""
+        return self._request("GET", path, params=params)
+
+    def post(self, path: str, json: Any = None, params: dict[str, Any] | None = None) -> Any:
+        """POST JSON to `/api/v1{path}` and return the decoded JSON."""
+        return self._request("POST", path, json=json, params=params)
+
+    def get_text(self, path: str, params: dict[str, Any] | None = None) -> str:
+        """GET a non-JSON body (Markdown, CSV) from `/api/v1{path}`."""
+        try:
+            with httpx.Client(base_url=self.base_url, timeout=self._timeout) as client:
+                response = client.get(_PREFIX + path, params=params)
+        except httpx.HTTPError as e:
+            raise ApiError(None, f"cannot reach the API at {self.base_url}: {e}") from e
+        if response.is_error:
+            raise ApiError(response.status_code, _detail(response))
+        return response.text
+
     def list_traces(self, *, limit: int = 50, offset: int = 0) -> TraceList:
         """Traces, newest first."""
         params = {"limit": limit, "offset": offset}
