@@ -1,0 +1,148 @@
+"""The `metric point` noun and the run that carries it: numbers pushed by CI or a runner.
+
+A run is one (project, benchmark, run key) and is stored once; a point is one metric of a
+run and is stored once per run, which is what makes a retried CI push idempotent.
+"""
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer
+from sqlalchemy import UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a real bigint.
+_BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Direction(StrEnum):
+    """Which way is better; SLA rules and regression tests read it."""
+
+    LOWER = "lower_is_better"
+    HIGHER = "higher_is_better"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class MetricRun(SQLModel, table=True):
+    __tablename__ = "metric_runs"
+    __table_args__ = (Index("ix_metric_runs_series", "project", "benchmark", "timestamp"),)
+
+    id: int | None = Field(default=None, sa_column=Column(_BigId, primary_key=True))
+    idempotency_key: str = Field(max_length=64, unique=True)
+    project: str = Field(max_length=128)
+    benchmark: str = Field(max_length=256)
+    commit: str = Field(default="", max_length=64)
+    branch: str = Field(default="", max_length=256, index=True)
+    run_id: str = Field(default="", max_length=256)
+    url: str = Field(default="", max_length=1024)
+    trace_id: str | None = Field(default=None, max_length=64)
+    timestamp: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    environment: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSON, nullable=False)
+    )
+    created_at: datetime = Field(
+        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+
+
+class MetricPoint(SQLModel, table=True):
+    __tablename__ = "metric_points"
+    __table_args__ = (
+        UniqueConstraint("run_id", "metric", name="uq_metric_points_run_metric"),
+        Index("ix_metric_points_metric", "metric"),
+    )
+
+    id: int | None = Field(default=None, sa_column=Column(_BigId, primary_key=True))
+    run_id: int = Field(
+        sa_column=Column(
+            _BigId, ForeignKey("metric_runs.id", ondelete="CASCADE"), nullable=False
+        )
+    )
+    metric: str = Field(max_length=128)
+    unit: str = Field(default="", max_length=32)
+    direction: Direction = Field(default=Direction.LOWER, max_length=16)
+    value: float | None = None
+    hash: str | None = Field(default=None, max_length=128)
+    samples: list[float] | None = Field(default=None, sa_column=Column(JSON))
+    n: int = 0
+    mean: float | None = None
+    stddev: float | None = None
+    min: float | None = None
+    max: float | None = None
+    p05: float | None = None
+    p50: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+
+
+class MetricPointPublic(SQLModel):
+    metric: str
+    unit: str
+    direction: Direction
+    value: float | None
+    hash: str | None
+    n: int
+    mean: float | None
+    min: float | None
+    max: float | None
+    p05: float | None
+    p50: float | None
+    p95: float | None
+    p99: float | None
+
+
+class MetricRunPublic(SQLModel):
+    id: int
+    project: str
+    benchmark: str
+    commit: str
+    branch: str
+    run_id: str
+    url: str
+    trace_id: str | None
+    timestamp: datetime
+    environment: dict[str, Any]
+    points: list[MetricPointPublic] = []
+
+
+class MetricRunsPublic(SQLModel):
+    items: list[MetricRunPublic]
+    count: int
+
+
+class SeriesPoint(SQLModel):
+    """One run's point of a series, with what the series page draws and links."""
+
+    run: int
+    commit: str
+    branch: str
+    timestamp: datetime
+    trace_id: str | None
+    value: float | None
+    p05: float | None
+    p50: float | None
+    p95: float | None
+
+
+class ChangePointPublic(SQLModel):
+    index: int
+    commit: str
+    before: float
+    after: float
+    shift_pct: float
+    p_value: float
+
+
+class SeriesPublic(SQLModel):
+    project: str
+    benchmark: str
+    metric: str
+    unit: str
+    direction: Direction
+    points: list[SeriesPoint]
+    change_points: list[ChangePointPublic]
+    thresholds: list[float]

@@ -1,0 +1,172 @@
+"""The `SLA` noun and its `SLA evaluation` history: a rule over a series, and its verdicts.
+
+The SLA row also caches its latest status, so the board reads one row per SLA instead of
+scanning the evaluation history.
+"""
+
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Self
+
+from pydantic import model_validator
+from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer
+from sqlmodel import Field, SQLModel
+
+_BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Statistic(StrEnum):
+    P50 = "p50"
+    P95 = "p95"
+    P99 = "p99"
+    MEAN = "mean"
+    MIN = "min"
+    MAX = "max"
+    LAST = "last"
+
+
+class Rule(StrEnum):
+    ABSOLUTE = "absolute"
+    RELATIVE = "relative"
+    NO_INCREASE = "no_increase"
+    DETERMINISM = "determinism"
+    REGRESSION = "regression"
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    NO_DATA = "no_data"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class SlaBase(SQLModel):
+    name: str = Field(max_length=128, min_length=1)
+    project: str = Field(max_length=128)
+    benchmark: str = Field(max_length=256)
+    metric: str = Field(max_length=128)
+    environment: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    branch: str | None = Field(default=None, max_length=256)
+    statistic: Statistic = Field(default=Statistic.P50, max_length=8)
+    window: int = Field(default=1, ge=1, le=1000)
+    rule: Rule = Field(default=Rule.ABSOLUTE, max_length=16)
+    op: str = Field(default="<=", max_length=2)
+    threshold: float | None = None
+    tolerance_pct: float = Field(default=0.0, ge=0)
+    baseline_branch: str = Field(default="main", max_length=256)
+    baseline_runs: int = Field(default=10, ge=1, le=1000)
+    severity: Severity = Field(default=Severity.WARNING, max_length=16)
+    description: str = Field(default="", max_length=1024)
+
+
+class SlaCreate(SlaBase):
+    """An SLA as written in YAML or sent to the API; the rule's required fields are checked."""
+
+    @model_validator(mode="after")
+    def _rule_fields(self) -> Self:
+        if self.rule == Rule.ABSOLUTE:
+            if self.threshold is None:
+                raise ValueError("an absolute rule needs a threshold")
+            if self.op not in ("<=", "<", ">=", ">"):
+                raise ValueError("op must be one of <=, <, >=, >")
+        return self
+
+
+class Sla(SlaBase, table=True):
+    __tablename__ = "slas"
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex, primary_key=True, max_length=32)
+    name: str = Field(max_length=128, unique=True)
+    project: str = Field(max_length=128, index=True)
+    status: Verdict | None = Field(default=None, max_length=16)
+    status_changed_at: datetime | None = Field(
+        default=None, sa_column=Column(DateTime(timezone=True))
+    )
+    last_observed: float | None = None
+    last_threshold: float | None = None
+    last_evaluated_at: datetime | None = Field(
+        default=None, sa_column=Column(DateTime(timezone=True))
+    )
+    created_at: datetime = Field(
+        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+    updated_at: datetime = Field(
+        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+
+
+class SlaPublic(SlaBase):
+    id: str
+    status: Verdict | None
+    status_changed_at: datetime | None
+    last_observed: float | None
+    last_threshold: float | None
+    last_evaluated_at: datetime | None
+
+
+class SlasPublic(SQLModel):
+    items: list[SlaPublic]
+    count: int
+
+
+class SlaEvaluation(SQLModel, table=True):
+    __tablename__ = "sla_evaluations"
+    __table_args__ = (Index("ix_sla_evaluations_sla_created", "sla_id", "created_at"),)
+
+    id: int | None = Field(default=None, sa_column=Column(_BigId, primary_key=True))
+    sla_id: str = Field(
+        sa_column=Column(ForeignKey("slas.id", ondelete="CASCADE"), nullable=False)
+    )
+    run_id: int | None = Field(
+        default=None,
+        sa_column=Column(_BigId, ForeignKey("metric_runs.id", ondelete="CASCADE"), index=True),
+    )
+    commit: str = Field(default="", max_length=64)
+    verdict: Verdict = Field(max_length=16)
+    observed: float | None = None
+    threshold: float | None = None
+    baseline: float | None = None
+    details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(
+        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+
+
+class SlaEvaluationPublic(SQLModel):
+    sla_id: str
+    run_id: int | None
+    commit: str
+    verdict: Verdict
+    observed: float | None
+    threshold: float | None
+    baseline: float | None
+    details: dict[str, Any]
+    created_at: datetime
+
+
+class SlaVerdict(SQLModel):
+    """One SLA's verdict on one push, as the push response and the CLI table show it."""
+
+    sla_id: str
+    name: str
+    severity: Severity
+    project: str
+    benchmark: str
+    metric: str
+    rule: Rule
+    verdict: Verdict
+    observed: float | None
+    threshold: float | None
+    baseline: float | None
+    previous: Verdict | None
+    details: dict[str, Any] = {}
