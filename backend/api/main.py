@@ -2,7 +2,8 @@
 
 from fastapi import APIRouter
 
-from backend.api.routes import traces
+from backend.api.routes import trace_views, traces
 
 api_router = APIRouter(prefix="/api/v1")
 api_router.include_router(traces.router)
+api_router.include_router(trace_views.router)

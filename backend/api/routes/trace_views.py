@@ -1,0 +1,54 @@
+"""Trace views: `/traces/{id}/roofline`, `/memory`, `/findings`, and `/compare?a=&b=`.
+
+Everything the trace and compare pages draw, as JSON a script can fetch too.
+"""
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query
+from fastapi.responses import PlainTextResponse
+
+from backend.api.deps import SessionDep
+from backend.models.trace_views import ComparePublic, FindingsPublic, MemoryPublic, RooflinePublic
+from backend.services import analysis
+
+router = APIRouter(tags=["trace views"])
+
+
+@router.get("/traces/{trace_id}/roofline")
+def get_roofline(trace_id: str, session: SessionDep) -> RooflinePublic:
+    """Roofs per device and one point per kernel (measured from counters, or estimated)."""
+    return analysis.compute_roofline(session=session, trace_id=trace_id)
+
+
+@router.get("/traces/{trace_id}/memory")
+def get_memory(
+    trace_id: str,
+    session: SessionDep,
+    max_points: Annotated[int, Query(ge=10, le=100_000)] = 2000,
+) -> MemoryPublic:
+    """Allocated and reserved memory over time per device, peaks and fragmentation."""
+    return analysis.compute_memory(session=session, trace_id=trace_id, max_points=max_points)
+
+
+@router.get("/traces/{trace_id}/findings")
+def get_findings(trace_id: str, session: SessionDep) -> FindingsPublic:
+    """Plain-language findings, each with the number that triggered it."""
+    return analysis.compute_findings(session=session, trace_id=trace_id)
+
+
+@router.get("/compare", response_model=None)
+def compare_traces(
+    session: SessionDep,
+    a: Annotated[str, Query(description="The 'before' trace id.")],
+    b: Annotated[str, Query(description="The 'after' trace id.")],
+    tokens_per_step: Annotated[float | None, Query(gt=0)] = None,
+    format: Annotated[Literal["json", "markdown"], Query()] = "json",
+) -> ComparePublic | PlainTextResponse:
+    """Trace A against trace B; `format=markdown` returns the report as text/markdown."""
+    result = analysis.compute_compare(
+        session=session, a_id=a, b_id=b, tokens_per_step=tokens_per_step
+    )
+    if format == "markdown":
+        return PlainTextResponse(result.markdown, media_type="text/markdown; charset=utf-8")
+    return result

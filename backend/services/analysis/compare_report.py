@@ -1,0 +1,117 @@
+"""The A-vs-B report as the Markdown a performance engineer writes after an optimisation.
+
+Lines follow the issue's wording: "Step time: X ms → Y ms (Z% improvement)", "Throughput:
+A → B tokens/s (C% increase)", "Peak memory: D GB → E GB (F% reduction)"; a change in the
+unwanted direction says "regression" or "increase". Kernel names are code spans, so a name
+holding `<script>` or `|` stays text in any Markdown renderer.
+
+Public surface: `render_markdown`, `format_duration`.
+"""
+
+from collections.abc import Sequence
+
+from backend.models.trace_views import KernelDelta, MetricDelta
+
+TOP_KERNELS = 10
+NAME_WIDTH = 80
+_DURATION_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3))
+
+
+def format_duration(ns: float) -> str:
+    """A duration in the largest unit that keeps it at or above 1, three digits.
+
+    >>> format_duration(12_300_000), format_duration(812), format_duration(-4_500)
+    ('12.3 ms', '812 ns', '-4.50 µs')
+    """
+    for unit, scale in _DURATION_UNITS:
+        if abs(ns) >= scale * 0.9995:
+            v = ns / scale
+            return f"{v:.{2 if abs(v) < 9.995 else 1 if abs(v) < 99.95 else 0}f} {unit}"
+    return f"{ns:.0f} ns"
+
+
+def _value(m: MetricDelta, v: float) -> str:
+    if m.unit == "ns":
+        return format_duration(v)
+    if m.unit == "bytes":
+        return f"{v / 1e9:.2f} GB"
+    if m.unit == "tokens/s":
+        return f"{v:,.0f}"
+    return f"{v:.1f}%"
+
+
+def _direction(m: MetricDelta) -> str:
+    """Words for the change: lower is better for times and memory, higher for the rest."""
+    assert m.delta is not None
+    lower_better = m.unit in ("ns", "bytes") or m.metric == "gpu_idle_pct"
+    better = (m.delta < 0) == lower_better
+    if m.unit == "ns":
+        return "improvement" if better else "regression"
+    if m.unit == "bytes":
+        return "reduction" if m.delta < 0 else "increase"
+    return "increase" if m.delta > 0 else "decrease"
+
+
+def _metric_line(m: MetricDelta) -> str | None:
+    if m.a is None or m.b is None or m.delta is None:
+        return None
+    unit = " tokens/s" if m.unit == "tokens/s" else ""
+    head = f"- {m.label}: {_value(m, m.a)} → {_value(m, m.b)}{unit}"
+    if m.unit == "%":
+        return f"{head} ({m.delta:+.1f} points)"
+    if m.delta_pct is None or m.delta == 0:
+        return f"{head} (no change)"
+    return f"{head} ({abs(m.delta_pct):.1f}% {_direction(m)})"
+
+
+def _code(name: str) -> str:
+    short = name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…"
+    return "`" + short.replace("`", "'").replace("|", "\\|") + "`"
+
+
+def _kernel_table(rows: Sequence[KernelDelta]) -> list[str]:
+    lines = [
+        "| Kernel | Count A | Count B | Total A | Total B | Δ | Δ % |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for d in rows[:TOP_KERNELS]:
+        pct = "—" if d.delta_pct is None else f"{d.delta_pct:+.1f}%"
+        sign = "+" if d.delta_ns > 0 else ""
+        lines.append(
+            f"| {_code(d.name)} | {d.count_a:,} | {d.count_b:,} | {format_duration(d.total_ns_a)}"
+            f" | {format_duration(d.total_ns_b)} | {sign}{format_duration(d.delta_ns)} | {pct} |"
+        )
+    return lines
+
+
+def _kernel_list(title: str, rows: Sequence[KernelDelta]) -> list[str]:
+    if not rows:
+        return []
+    items = [
+        f"- {_code(d.name)}: {d.count_a or d.count_b:,} launches, "
+        f"{format_duration(d.total_ns_a or d.total_ns_b)}"
+        for d in rows[:TOP_KERNELS]
+    ]
+    more = [f"- … and {len(rows) - TOP_KERNELS} more"] if len(rows) > TOP_KERNELS else []
+    return ["", f"### {title}", "", *items, *more]
+
+
+def render_markdown(
+    a_name: str,
+    b_name: str,
+    metrics: Sequence[MetricDelta],
+    matched: Sequence[KernelDelta],
+    new: Sequence[KernelDelta],
+    gone: Sequence[KernelDelta],
+) -> str:
+    """The whole report; metrics that neither trace recorded are left out, not zeroed."""
+    lines = [f"## Trace comparison: {_code(a_name)} → {_code(b_name)}", ""]
+    lines += [line for m in metrics if (line := _metric_line(m))]
+    unknown = [m.label for m in metrics if m.a is None or m.b is None]
+    if unknown:
+        lines.append(f"- Not recorded in both traces: {', '.join(unknown)}")
+    if matched:
+        lines += ["", "### Top kernel deltas", "", *_kernel_table(matched)]
+    lines += _kernel_list("New kernels (only in B)", new)
+    lines += _kernel_list("Gone kernels (only in A)", gone)
+    return "\n".join(lines) + "\n"

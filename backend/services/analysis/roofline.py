@@ -1,0 +1,217 @@
+"""Roofline points and roofs of one trace.
+
+Measured points come from kernel args that the Nsight Compute and rocprof-compute parsers
+set (`flops_fp64`, `flops_fp32`, `flops_fp16`, `flops_tensor`, `dram_bytes`). A torch
+trace has no counters, so its points are estimates from the shapes of the ops that
+launched the kernels (`op_flops`), labelled as such. Roofs come from peaks the parser put
+in the device's properties (`peak_flops_<precision>`, `peak_dram_bytes_per_s`), else from
+the spec table in `gpu_specs`.
+
+Public surface: `compute_roofline`.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from backend.models import Trace, TraceEvent
+from backend.models.trace_views import Roof, RooflineDevice, RooflinePoint, RooflinePublic
+from backend.services.analysis.gpu_specs import lookup_spec
+from backend.services.analysis.op_flops import ESTIMATED_OPS, estimate_op
+from backend.services.traces import get_trace
+
+MEASURED_KEYS = ("flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor")
+# Which roof a point of a precision is judged against, most specific first.
+ROOF_FOR = {
+    "fp64": ("fp64",),
+    "fp32": ("fp32",),
+    "tf32": ("tf32_tensor", "tensor", "fp32"),
+    "fp16": ("fp16_tensor", "tensor", "fp16"),
+    "bf16": ("fp16_tensor", "tensor", "fp16"),
+    "fp8": ("fp8_tensor", "tensor", "fp16_tensor"),
+    "tensor": ("tensor", "fp16_tensor"),
+}
+EXTERNAL_ID_KEYS = ("External id", "external id")
+KernelRow = tuple[str, int, int | None, dict[str, Any] | None]
+PointKey = tuple[str, str | None, int | None, str]
+
+
+class _Acc:
+    """Running sums of one point."""
+
+    __slots__ = ("bytes", "count", "flops", "time_ns")
+
+    def __init__(self) -> None:
+        self.count, self.time_ns, self.flops, self.bytes = 0, 0, 0.0, 0.0
+
+    def add(self, time_ns: int, flops: float, nbytes: float) -> None:
+        self.count += 1
+        self.time_ns += time_ns
+        self.flops += flops
+        self.bytes += nbytes
+
+
+def _device_roofs(devices: list[dict[str, Any]]) -> list[RooflineDevice]:
+    """Peaks the trace itself recorded win over the datasheet table."""
+    out = []
+    for d in devices:
+        index, name = int(d.get("index", 0)), str(d.get("name") or "")
+        measured = {
+            k.removeprefix("peak_flops_"): float(v)
+            for k, v in d.items()
+            if k.startswith("peak_flops_") and isinstance(v, int | float) and v > 0
+        }
+        bw = d.get("peak_dram_bytes_per_s")
+        if measured or isinstance(bw, int | float):
+            roofs = [Roof(precision=p, peak_flops_per_s=f) for p, f in sorted(measured.items())]
+            bw_value = float(bw) if isinstance(bw, int | float) else None
+            out.append(
+                RooflineDevice(
+                    index=index,
+                    name=name,
+                    peak_dram_bytes_per_s=bw_value,
+                    roofs=roofs,
+                    source="measured peaks in the trace",
+                )
+            )
+            continue
+        sms = d.get("numSms")
+        spec = lookup_spec(name, sms if isinstance(sms, int) else None)
+        if spec is not None:
+            roofs = [Roof(precision=p, peak_flops_per_s=f) for p, f in spec.peak_flops.items()]
+            out.append(RooflineDevice(index=index, name=name or spec.name,
+                                      peak_dram_bytes_per_s=spec.peak_dram_bytes_per_s,
+                                      roofs=roofs, source=f"datasheet: {spec.name}",
+                                      source_url=spec.source))  # fmt: skip
+    return out
+
+
+def _bound(
+    precision: str, intensity: float, device: int | None, roofs: list[RooflineDevice]
+) -> str | None:
+    """Memory- or compute-bound: left or right of the ridge of the point's own roof."""
+    dev = next((d for d in roofs if d.index == device), roofs[0] if len(roofs) == 1 else None)
+    if dev is None or not dev.peak_dram_bytes_per_s:
+        return None
+    peaks = {r.precision: r.peak_flops_per_s for r in dev.roofs}
+    peak = next((peaks[k] for k in ROOF_FOR.get(precision, (precision,)) if k in peaks), None)
+    if peak is None:
+        return None
+    return "memory" if intensity < peak / dev.peak_dram_bytes_per_s else "compute"
+
+
+def _measured(kernels: Iterable[KernelRow]) -> dict[PointKey, _Acc]:
+    points: dict[PointKey, _Acc] = defaultdict(_Acc)
+    for name, dur, device, args in kernels:
+        if not args or "dram_bytes" not in args:
+            continue
+        by_kind = {k: float(args.get(k) or 0) for k in MEASURED_KEYS}
+        flops = sum(by_kind.values())
+        if flops <= 0:
+            continue
+        precision = max(by_kind, key=by_kind.__getitem__).removeprefix("flops_")
+        points[(name, None, device, precision)].add(dur, flops, float(args["dram_bytes"]))
+    return points
+
+
+def _external_id(args: dict[str, Any] | None) -> Any:
+    return next((args[k] for k in EXTERNAL_ID_KEYS if k in args), None) if args else None
+
+
+def _estimated(session: Session, trace_id: str, kernels: list[KernelRow]) -> dict[PointKey, _Acc]:
+    """One point per (dominant kernel, op, device, precision), from each op call's shapes."""
+    ops = session.exec(
+        select(col(TraceEvent.name), col(TraceEvent.args)).where(
+            TraceEvent.trace_id == trace_id,
+            TraceEvent.kind == "cpu_op",
+            col(TraceEvent.name).in_(sorted(ESTIMATED_OPS)),
+        )
+    )
+    costs = {}
+    for name, args in ops:
+        cost, ext = estimate_op(name, args), _external_id(args)
+        if cost is not None and ext is not None:
+            costs[ext] = (name, cost)
+    launches: dict[Any, list[tuple[str, int, int | None]]] = defaultdict(list)
+    for name, dur, device, args in kernels:
+        ext = _external_id(args)
+        if ext in costs:
+            launches[ext].append((name, dur, device))
+    points: dict[PointKey, _Acc] = defaultdict(_Acc)
+    for ext, ks in launches.items():
+        op, cost = costs[ext]
+        name, _, device = max(ks, key=lambda k: k[1])
+        points[(name, op, device, cost.precision)].add(
+            sum(k[1] for k in ks), cost.flops, cost.bytes
+        )
+    return points
+
+
+def _points(
+    accs: dict[PointKey, _Acc],
+    total_ns: int,
+    roofs: list[RooflineDevice],
+    estimated: bool,
+) -> list[RooflinePoint]:
+    out = []
+    for (name, op, device, precision), a in accs.items():
+        if a.time_ns <= 0 or a.bytes <= 0:
+            continue
+        intensity, rate = a.flops / a.bytes, a.flops / (a.time_ns / 1e9)
+        out.append(RooflinePoint(
+            name=name, op=op, device=device, precision=precision, count=a.count,
+            time_ns=a.time_ns, time_share=a.time_ns / total_ns if total_ns else 0.0,
+            flops=a.flops, bytes=a.bytes, intensity=intensity, flops_per_s=rate,
+            bound=_bound(precision, intensity, device, roofs), estimated=estimated,
+        ))  # fmt: skip
+    out.sort(key=lambda p: -p.time_ns)
+    return out
+
+
+def _note(kind: str, trace: Trace, roofs: list[RooflineDevice]) -> str:
+    if kind == "measured":
+        text = "Measured: FLOPs and DRAM bytes from the profiler's hardware counters."
+    elif kind == "estimated":
+        text = ("Estimated: FLOPs from the shapes of matmul, convolution and attention ops "
+                "(record_shapes=True) and bytes from their tensor sizes; other kernels are "
+                "not plotted.")  # fmt: skip
+    elif trace.format == "torch_profiler":
+        text = ("No points: no matmul, convolution or attention op with recorded shapes "
+                "launched a kernel. Profile with record_shapes=True, or use Nsight Compute "
+                "for measured points.")  # fmt: skip
+    else:
+        text = "No points: this trace has no FLOP or DRAM-byte counters."
+    if not roofs:
+        text += " No peak FLOP/s or bandwidth is known for this device, so no roofs are drawn."
+    return text
+
+
+def compute_roofline(*, session: Session, trace_id: str) -> RooflinePublic:
+    """The roofline of one trace: roofs per device and one point per kernel.
+
+    Raises:
+        NotFoundError: no such trace.
+    """
+    trace = get_trace(session=session, trace_id=trace_id)
+    kernels: list[KernelRow] = list(
+        session.exec(
+            select(
+                col(TraceEvent.name),
+                col(TraceEvent.dur_ns),
+                col(TraceEvent.device),
+                col(TraceEvent.args),
+            ).where(TraceEvent.trace_id == trace_id, TraceEvent.kind == "kernel")
+        )
+    )
+    total_ns = sum(k[1] for k in kernels)
+    roofs = _device_roofs(trace.devices)
+    accs, estimated = _measured(kernels), False
+    if not accs:
+        accs, estimated = _estimated(session, trace_id, kernels), True
+    points = _points(accs, total_ns, roofs, estimated)
+    kind = "none" if not points else "estimated" if estimated else "measured"
+    covered = sum(p.time_ns for p in points) / total_ns if total_ns else 0.0
+    return RooflinePublic(trace_id=trace_id, kind=kind, note=_note(kind, trace, roofs),
+                          devices=roofs, points=points, covered_time_share=covered)  # fmt: skip
