@@ -7,3 +7,7 @@ INGEST_TRACE = "perfdash.ingest_trace"
 
 INGEST_QUEUE = "ingest"
 GPU_QUEUE = "gpu"
+
+# Alerts ride on the CPU worker's queue, so `perfdash serve`'s worker delivers them too.
+DELIVER_WEBHOOK = "perfdash.deliver_webhook"
+ALERTS_QUEUE = INGEST_QUEUE

@@ -8,8 +8,17 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer
-from sqlalchemy import UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    UniqueConstraint,
+)
 from sqlmodel import Field, SQLModel
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a real bigint.
@@ -58,13 +67,11 @@ class MetricPoint(SQLModel, table=True):
 
     id: int | None = Field(default=None, sa_column=Column(_BigId, primary_key=True))
     run_id: int = Field(
-        sa_column=Column(
-            _BigId, ForeignKey("metric_runs.id", ondelete="CASCADE"), nullable=False
-        )
+        sa_column=Column(_BigId, ForeignKey("metric_runs.id", ondelete="CASCADE"), nullable=False)
     )
     metric: str = Field(max_length=128)
     unit: str = Field(default="", max_length=32)
-    direction: Direction = Field(default=Direction.LOWER, max_length=16)
+    direction: Direction = Field(default=Direction.LOWER, sa_type=String(16))
     value: float | None = None
     hash: str | None = Field(default=None, max_length=128)
     samples: list[float] | None = Field(default=None, sa_column=Column(JSON))
@@ -95,6 +102,15 @@ class MetricPointPublic(SQLModel):
     p99: float | None
 
 
+class RunVerdictPublic(SQLModel):
+    sla_id: str
+    name: str
+    severity: str
+    verdict: str
+    observed: float | None
+    threshold: float | None
+
+
 class MetricRunPublic(SQLModel):
     id: int
     project: str
@@ -107,6 +123,7 @@ class MetricRunPublic(SQLModel):
     timestamp: datetime
     environment: dict[str, Any]
     points: list[MetricPointPublic] = []
+    verdicts: list[RunVerdictPublic] = []
 
 
 class MetricRunsPublic(SQLModel):

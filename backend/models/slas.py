@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any, Self
 
 from pydantic import model_validator
-from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer
+from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer, String
 from sqlmodel import Field, SQLModel
 
 _BigId = BigInteger().with_variant(Integer(), "sqlite")
@@ -57,15 +57,15 @@ class SlaBase(SQLModel):
     metric: str = Field(max_length=128)
     environment: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     branch: str | None = Field(default=None, max_length=256)
-    statistic: Statistic = Field(default=Statistic.P50, max_length=8)
+    statistic: Statistic = Field(default=Statistic.P50, sa_type=String(8))
     window: int = Field(default=1, ge=1, le=1000)
-    rule: Rule = Field(default=Rule.ABSOLUTE, max_length=16)
+    rule: Rule = Field(default=Rule.ABSOLUTE, sa_type=String(16))
     op: str = Field(default="<=", max_length=2)
     threshold: float | None = None
     tolerance_pct: float = Field(default=0.0, ge=0)
     baseline_branch: str = Field(default="main", max_length=256)
     baseline_runs: int = Field(default=10, ge=1, le=1000)
-    severity: Severity = Field(default=Severity.WARNING, max_length=16)
+    severity: Severity = Field(default=Severity.WARNING, sa_type=String(16))
     description: str = Field(default="", max_length=1024)
 
 
@@ -88,7 +88,7 @@ class Sla(SlaBase, table=True):
     id: str = Field(default_factory=lambda: uuid.uuid4().hex, primary_key=True, max_length=32)
     name: str = Field(max_length=128, unique=True)
     project: str = Field(max_length=128, index=True)
-    status: Verdict | None = Field(default=None, max_length=16)
+    status: Verdict | None = Field(default=None, sa_type=String(16))
     status_changed_at: datetime | None = Field(
         default=None, sa_column=Column(DateTime(timezone=True))
     )
@@ -124,15 +124,13 @@ class SlaEvaluation(SQLModel, table=True):
     __table_args__ = (Index("ix_sla_evaluations_sla_created", "sla_id", "created_at"),)
 
     id: int | None = Field(default=None, sa_column=Column(_BigId, primary_key=True))
-    sla_id: str = Field(
-        sa_column=Column(ForeignKey("slas.id", ondelete="CASCADE"), nullable=False)
-    )
+    sla_id: str = Field(sa_column=Column(ForeignKey("slas.id", ondelete="CASCADE"), nullable=False))
     run_id: int | None = Field(
         default=None,
         sa_column=Column(_BigId, ForeignKey("metric_runs.id", ondelete="CASCADE"), index=True),
     )
     commit: str = Field(default="", max_length=64)
-    verdict: Verdict = Field(max_length=16)
+    verdict: Verdict = Field(sa_type=String(16))
     observed: float | None = None
     threshold: float | None = None
     baseline: float | None = None

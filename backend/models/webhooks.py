@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Integer
+from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Integer, String
 from sqlmodel import Field, SQLModel
 
 _BigId = BigInteger().with_variant(Integer(), "sqlite")
@@ -28,7 +28,7 @@ def _now() -> datetime:
 class WebhookBase(SQLModel):
     name: str = Field(max_length=128, min_length=1)
     url: str = Field(max_length=1024, min_length=8)
-    kind: WebhookKind = Field(default=WebhookKind.JSON, max_length=8)
+    kind: WebhookKind = Field(default=WebhookKind.JSON, sa_type=String(8))
     project: str | None = Field(default=None, max_length=128)
     active: bool = True
 
@@ -58,13 +58,11 @@ class WebhookDelivery(SQLModel, table=True):
 
     id: int | None = Field(default=None, sa_column=Column(_BigId, primary_key=True))
     webhook_id: int = Field(
-        sa_column=Column(
-            ForeignKey("webhooks.id", ondelete="CASCADE"), nullable=False, index=True
-        )
+        sa_column=Column(ForeignKey("webhooks.id", ondelete="CASCADE"), nullable=False, index=True)
     )
     event: str = Field(max_length=32)
     payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    status: DeliveryStatus = Field(default=DeliveryStatus.PENDING, max_length=16)
+    status: DeliveryStatus = Field(default=DeliveryStatus.PENDING, sa_type=String(16))
     attempts: int = 0
     response_code: int | None = None
     error: str | None = None

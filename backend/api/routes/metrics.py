@@ -1,0 +1,92 @@
+"""`/api/v1/metrics`: CI pushes (token with `metrics:write`), runs and series for the pages."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, HTTPException, Query, status
+
+from backend.api.deps import SessionDep
+from backend.models.api_tokens import ApiToken
+from backend.models.metrics import MetricRunsPublic, SeriesPublic
+from backend.services import metric_reads
+from backend.services.metric_formats import FORMATS, MetricDocumentError
+from backend.services.metric_push import PushResult, push_metrics
+from backend.services.tokens import require_scope
+
+router = APIRouter(prefix="/metrics", tags=["metrics"])
+WriteToken = Annotated[ApiToken, Depends(require_scope("metrics:write"))]
+
+
+@router.post("", responses={422: {"description": "Problems with their JSON paths"}})
+def push(
+    session: SessionDep,
+    _token: WriteToken,
+    doc: Annotated[dict[str, Any] | list[Any], Body(description="A metrics document.")],
+    format: Annotated[str | None, Query(description=f"One of {', '.join(FORMATS)}")] = None,
+    project: str | None = None,
+    commit: str | None = None,
+    branch: str | None = None,
+    run_id: str | None = None,
+    url: str | None = None,
+    benchmark: str | None = None,
+) -> PushResult:
+    """Store metric points (idempotent, all or nothing) and return each affected SLA's verdict."""
+    given = {
+        "project": project,
+        "commit": commit,
+        "branch": branch,
+        "run_id": run_id,
+        "url": url,
+        "benchmark": benchmark,
+    }
+    try:
+        return push_metrics(
+            session, doc, fmt=format, defaults={k: v for k, v in given.items() if v}
+        )
+    except MetricDocumentError as e:
+        problems = [{"path": p.path, "message": p.message} for p in e.problems]
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY, {"message": str(e), "problems": problems}
+        ) from e
+
+
+@router.get("/runs")
+def list_runs(
+    session: SessionDep,
+    project: str | None = None,
+    branch: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> MetricRunsPublic:
+    """Recent runs, newest first, with their points and verdicts."""
+    items, count = metric_reads.list_runs(
+        session, project=project, branch=branch, limit=limit, offset=offset
+    )
+    return MetricRunsPublic(items=items, count=count)
+
+
+@router.get("/series")
+def get_series(
+    session: SessionDep,
+    project: str,
+    benchmark: str,
+    metric: str,
+    branch: str | None = None,
+    gpu: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 500,
+) -> SeriesPublic:
+    """One series over runs (oldest first) with change points and SLA thresholds."""
+    return metric_reads.get_series(
+        session,
+        project=project,
+        benchmark=benchmark,
+        metric=metric,
+        branch=branch,
+        environment={"gpu_model": gpu} if gpu else None,
+        limit=limit,
+    )
+
+
+@router.get("/facets")
+def facets(session: SessionDep) -> dict[str, list[str]]:
+    """Projects, branches and GPU models seen, for filters."""
+    return metric_reads.facets(session)

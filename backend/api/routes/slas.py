@@ -1,0 +1,87 @@
+"""`/api/v1/slas`: SLA definitions (writes need `slas:write`), the board and history."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Response, status
+
+from backend.api.deps import SessionDep
+from backend.models.api_tokens import ApiToken
+from backend.models.slas import SlaCreate, SlaEvaluationPublic, SlaPublic, SlasPublic
+from backend.services import metric_reads
+from backend.services import slas as service
+from backend.services.sla_eval import latest_evaluations
+from backend.services.tokens import require_scope
+
+router = APIRouter(prefix="/slas", tags=["slas"])
+WriteToken = Annotated[ApiToken, Depends(require_scope("slas:write"))]
+
+
+def _public(sla: Any) -> SlaPublic:
+    return SlaPublic.model_validate(sla, from_attributes=True)
+
+
+@router.get("")
+def list_slas(
+    session: SessionDep,
+    project: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> SlasPublic:
+    """SLAs by project, benchmark and name."""
+    rows, count = service.list_slas(session, project=project, limit=limit, offset=offset)
+    return SlasPublic(items=[_public(s) for s in rows], count=count)
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+def create_sla(session: SessionDep, _token: WriteToken, data: SlaCreate) -> SlaPublic:
+    """Create an SLA (422 if the name is taken)."""
+    return _public(service.create_sla(session, data))
+
+
+@router.post("/apply")
+def apply_slas(
+    session: SessionDep, _token: WriteToken, items: list[SlaCreate], dry_run: bool = False
+) -> service.ApplyResult:
+    """Upsert SLAs by name in one transaction; the answer is the diff."""
+    return service.apply_slas(session, items, dry_run=dry_run)
+
+
+@router.get("/board")
+def board(
+    session: SessionDep,
+    project: str | None = None,
+    branch: str | None = None,
+    gpu: str | None = None,
+    spark: Annotated[int, Query(ge=0, le=200)] = 30,
+) -> list[dict[str, Any]]:
+    """Every SLA with its status, last value, threshold and a sparkline of recent values."""
+    return metric_reads.board(session, project=project, branch=branch, gpu=gpu, spark=spark)
+
+
+@router.get("/{sla_id}")
+def get_sla(sla_id: str, session: SessionDep) -> SlaPublic:
+    """One SLA."""
+    return _public(service.get_sla(session, sla_id))
+
+
+@router.put("/{sla_id}")
+def replace_sla(sla_id: str, session: SessionDep, _token: WriteToken, data: SlaCreate) -> SlaPublic:
+    """Replace an SLA's definition; its history is kept."""
+    return _public(service.replace_sla(session, sla_id, data))
+
+
+@router.delete("/{sla_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_sla(sla_id: str, session: SessionDep, _token: WriteToken) -> Response:
+    """Delete an SLA and its history."""
+    service.delete_sla(session, sla_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/{sla_id}/evaluations")
+def evaluations(
+    sla_id: str, session: SessionDep, limit: Annotated[int, Query(ge=1, le=5000)] = 100
+) -> list[SlaEvaluationPublic]:
+    """An SLA's verdicts, newest first."""
+    service.get_sla(session, sla_id)
+    rows = latest_evaluations(session, sla_id, limit)
+    return [SlaEvaluationPublic.model_validate(r, from_attributes=True) for r in rows]

@@ -1,0 +1,200 @@
+"""Reads for the pages: recent runs with their verdicts, one series with its change points,
+the SLA board with sparklines, and the filter facets.
+
+Public surface: `list_runs`, `get_series`, `board`, `facets`.
+"""
+
+from collections import defaultdict
+from typing import Any
+
+from sqlalchemy import func as sa_func
+from sqlmodel import Session, col, func, select
+
+from backend.models.metrics import (
+    ChangePointPublic,
+    Direction,
+    MetricPoint,
+    MetricPointPublic,
+    MetricRun,
+    MetricRunPublic,
+    RunVerdictPublic,
+    SeriesPoint,
+    SeriesPublic,
+)
+from backend.models.slas import Rule, Sla, SlaEvaluation, SlaPublic
+from backend.services.changepoints import e_divisive
+from backend.services.series import history, representative
+
+
+def list_runs(
+    session: Session, *, project: str | None, branch: str | None, limit: int, offset: int
+) -> tuple[list[MetricRunPublic], int]:
+    """Runs newest first, each with its points and the verdicts it received."""
+    query, count = select(MetricRun), select(func.count()).select_from(MetricRun)
+    for column, value in ((MetricRun.project, project), (MetricRun.branch, branch)):
+        if value:
+            query, count = query.where(column == value), count.where(column == value)
+    order = (col(MetricRun.timestamp).desc(), col(MetricRun.id).desc())
+    runs = session.exec(query.order_by(*order).offset(offset).limit(limit)).all()
+    ids = [r.id for r in runs]
+    points: dict[int, list[MetricPointPublic]] = defaultdict(list)
+    for p in session.exec(select(MetricPoint).where(col(MetricPoint.run_id).in_(ids))):
+        points[p.run_id].append(MetricPointPublic.model_validate(p, from_attributes=True))
+    verdicts: dict[int, list[RunVerdictPublic]] = defaultdict(list)
+    evals = session.exec(
+        select(SlaEvaluation, Sla.name, Sla.severity)
+        .join(Sla, col(Sla.id) == col(SlaEvaluation.sla_id))
+        .where(col(SlaEvaluation.run_id).in_(ids))
+    )
+    for e, name, severity in evals:
+        assert e.run_id is not None
+        verdicts[e.run_id].append(
+            RunVerdictPublic(
+                sla_id=e.sla_id,
+                name=name,
+                severity=severity,
+                verdict=e.verdict,
+                observed=e.observed,
+                threshold=e.threshold,
+            )
+        )
+    items = [
+        MetricRunPublic.model_validate(
+            {**r.model_dump(), "points": points[r.id or 0], "verdicts": verdicts[r.id or 0]}
+        )
+        for r in runs
+    ]
+    return items, session.exec(count).one()
+
+
+def get_series(
+    session: Session,
+    *,
+    project: str,
+    benchmark: str,
+    metric: str,
+    branch: str | None,
+    environment: dict[str, Any] | None,
+    limit: int,
+) -> SeriesPublic:
+    """A series oldest first, with its change points and the thresholds of absolute SLAs."""
+    rows = list(
+        reversed(
+            history(
+                session,
+                project=project,
+                benchmark=benchmark,
+                metric=metric,
+                branch=branch,
+                environment=environment,
+                limit=limit,
+            )
+        )
+    )
+    points = [
+        SeriesPoint(
+            run=r.run.id or 0,
+            commit=r.run.commit,
+            branch=r.run.branch,
+            timestamp=r.run.timestamp,
+            trace_id=r.run.trace_id,
+            value=representative(r.point),
+            p05=r.point.p05,
+            p50=r.point.p50,
+            p95=r.point.p95,
+        )
+        for r in rows
+    ]
+    values = [p.value for p in points if p.value is not None]
+    cps = e_divisive(values) if len(values) == len(points) and len(values) >= 6 else []
+    slas = session.exec(
+        select(Sla).where(
+            Sla.project == project,
+            Sla.benchmark == benchmark,
+            Sla.metric == metric,
+            Sla.rule == Rule.ABSOLUTE,
+        )
+    ).all()
+    last = rows[-1].point if rows else None
+    return SeriesPublic(
+        project=project,
+        benchmark=benchmark,
+        metric=metric,
+        unit=last.unit if last else "",
+        direction=last.direction if last else Direction.LOWER,
+        points=points,
+        change_points=[
+            ChangePointPublic(
+                index=c.index,
+                commit=points[c.index].commit,
+                before=c.before,
+                after=c.after,
+                shift_pct=c.shift_pct,
+                p_value=c.p_value,
+            )
+            for c in cps
+        ],
+        thresholds=[s.threshold for s in slas if s.threshold is not None],
+    )
+
+
+def _sparklines(session: Session, ids: list[str], n: int) -> dict[str, list[float]]:
+    """The last `n` observed values of each SLA, oldest first, in one windowed query."""
+    rank = (
+        sa_func.row_number()
+        .over(
+            partition_by=SlaEvaluation.sla_id,
+            order_by=(col(SlaEvaluation.created_at).desc(), col(SlaEvaluation.id).desc()),
+        )
+        .label("rank")
+    )
+    inner = (
+        select(SlaEvaluation.sla_id, SlaEvaluation.observed, rank)
+        .where(col(SlaEvaluation.sla_id).in_(ids))
+        .subquery()
+    )
+    query = select(inner.c.sla_id, inner.c.observed).where(inner.c.rank <= n)
+    out: dict[str, list[float]] = defaultdict(list)
+    for sla_id, observed, *_ in session.execute(query.order_by(inner.c.rank.desc())):
+        if observed is not None:
+            out[sla_id].append(observed)
+    return out
+
+
+def board(
+    session: Session, *, project: str | None, branch: str | None, gpu: str | None, spark: int
+) -> list[dict[str, Any]]:
+    """Every SLA with its cached status and a sparkline, for the wall-screen board."""
+    query = select(Sla).order_by(col(Sla.project), col(Sla.benchmark), col(Sla.name))
+    if project:
+        query = query.where(Sla.project == project)
+    slas = [
+        s
+        for s in session.exec(query).all()
+        if (not branch or s.branch in (None, branch))
+        and (not gpu or (s.environment or {}).get("gpu_model") in (None, gpu))
+    ]
+    lines = _sparklines(session, [s.id for s in slas], spark) if slas else {}
+    return [
+        {
+            **SlaPublic.model_validate(s, from_attributes=True).model_dump(mode="json"),
+            "sparkline": lines.get(s.id, []),
+        }
+        for s in slas
+    ]
+
+
+def facets(session: Session) -> dict[str, list[str]]:
+    """Projects, branches and GPU models seen, for the board's filters."""
+    projects = session.exec(select(MetricRun.project).distinct()).all()
+    branches = session.exec(select(MetricRun.branch).distinct()).all()
+    gpus = {
+        str(env.get("gpu_model"))
+        for env in session.exec(select(MetricRun.environment).limit(5000)).all()
+        if isinstance(env, dict) and env.get("gpu_model")
+    }
+    return {
+        "projects": sorted(set(projects)),
+        "branches": sorted(b for b in set(branches) if b),
+        "gpus": sorted(gpus),
+    }
