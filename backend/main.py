@@ -4,7 +4,7 @@ from fastapi import FastAPI
 
 from backend.api.errors import install_error_handlers
 from backend.api.main import api_router
-from backend.api.routes import health
+from backend.api.routes import health, prometheus
 
 
 def create_app() -> FastAPI:
@@ -15,6 +15,7 @@ def create_app() -> FastAPI:
         description="GPU performance traces, benchmark metrics and SLAs.",
     )
     app.include_router(health.router)
+    app.include_router(prometheus.router)
     app.include_router(api_router)
     install_error_handlers(app)
     return app

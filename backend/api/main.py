@@ -2,8 +2,11 @@
 
 from fastapi import APIRouter
 
-from backend.api.routes import trace_views, traces
+from backend.api.routes import metrics, slas, trace_views, traces, webhooks
 
 api_router = APIRouter(prefix="/api/v1")
 api_router.include_router(traces.router)
 api_router.include_router(trace_views.router)
+api_router.include_router(metrics.router)
+api_router.include_router(slas.router)
+api_router.include_router(webhooks.router)

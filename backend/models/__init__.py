@@ -1,7 +1,10 @@
 """SQLModel tables and API shapes, one module per noun. Importing this registers all tables."""
 
+from backend.models.api_tokens import ApiToken
 from backend.models.events import TraceEvent
 from backend.models.kernel_stats import KernelStatPublic, KernelStatRecord, KernelStatsPublic
+from backend.models.metrics import MetricPoint, MetricRun
+from backend.models.slas import Sla, SlaEvaluation
 from backend.models.traces import (
     Trace,
     TraceAccepted,
@@ -9,15 +12,23 @@ from backend.models.traces import (
     TracesPublic,
     TraceStatus,
 )
+from backend.models.webhooks import Webhook, WebhookDelivery
 
 __all__ = [
+    "ApiToken",
     "KernelStatPublic",
     "KernelStatRecord",
     "KernelStatsPublic",
+    "MetricPoint",
+    "MetricRun",
+    "Sla",
+    "SlaEvaluation",
     "Trace",
     "TraceAccepted",
     "TraceEvent",
     "TracePublic",
     "TraceStatus",
     "TracesPublic",
+    "Webhook",
+    "WebhookDelivery",
 ]
