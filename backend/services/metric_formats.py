@@ -179,8 +179,10 @@ def _parse_pytest_benchmark(doc: Any, push: ParsedPush, errors: _Errors) -> None
     """pytest-benchmark ``--benchmark-json``: seconds, summarised, raw rounds optional."""
     commit = doc.get("commit_info") or {}
     if isinstance(commit, dict):
-        push.commit = errors.text(commit, "id", "$.commit_info")
-        push.branch = errors.text(commit, "branch", "$.commit_info")
+        # Outside a git checkout pytest-benchmark writes placeholders; the query fills those.
+        cid, branch = errors.text(commit, "id", "$.commit_info"), commit.get("branch")
+        push.commit = "" if cid == "unversioned" else cid
+        push.branch = branch if isinstance(branch, str) and branch != "(unknown)" else ""
     push.timestamp = _timestamp(doc.get("datetime"), "$.datetime", errors)
     machine = doc.get("machine_info")
     if isinstance(machine, dict):
@@ -303,6 +305,21 @@ def detect_format(doc: Any) -> str | None:
     return None
 
 
+_LIMITS = {"project": 128, "commit": 64, "branch": 256, "run_id": 256, "url": 1024}
+_POINT_LIMITS = {"benchmark": 256, "metric": 128, "unit": 32, "hash": 128}
+
+
+def _check_lengths(push: ParsedPush, errors: _Errors) -> None:
+    """Refuse what the columns cannot hold, so a long name is a 422, not a failed insert."""
+    for key, limit in _LIMITS.items():
+        if len(getattr(push, key)) > limit:
+            errors.add(f"$.{key}", f"longer than {limit} characters")
+    for i, point in enumerate(push.points):
+        for key, limit in _POINT_LIMITS.items():
+            if len(getattr(point, key) or "") > limit:
+                errors.add(f"$.points[{i}].{key}", f"longer than {limit} characters")
+
+
 def _apply_defaults(push: ParsedPush, defaults: dict[str, str], errors: _Errors) -> None:
     for key in ("project", "commit", "branch", "run_id", "url"):
         if not getattr(push, key) and defaults.get(key):
@@ -317,6 +334,7 @@ def _apply_defaults(push: ParsedPush, defaults: dict[str, str], errors: _Errors)
         errors.add("$", "the document has no points")
     if len(push.points) > MAX_POINTS:
         errors.add("$", f"{len(push.points)} points, the limit is {MAX_POINTS} per push")
+    _check_lengths(push, errors)
     seen: set[tuple[str, str]] = set()
     for i, point in enumerate(push.points):
         if not point.benchmark:

@@ -43,7 +43,7 @@ class Judgement:
 def _point_stat(point: MetricPoint, statistic: Statistic) -> float | None:
     if statistic == Statistic.LAST:
         return point.samples[-1] if point.samples else point.value
-    value: float | None = getattr(point, statistic.value)
+    value: float | None = getattr(point, str(statistic))
     return value
 
 
@@ -54,7 +54,7 @@ def _values_stat(values: list[float], statistic: Statistic) -> float:
         return sum(values) / len(values)
     if statistic in (Statistic.MIN, Statistic.MAX):
         return min(values) if statistic == Statistic.MIN else max(values)
-    return percentile(values, float(statistic.value[1:]))
+    return percentile(values, float(str(statistic)[1:]))
 
 
 def _observe(session: Session, sla: Sla, run: MetricRun, point: MetricPoint) -> float | None:

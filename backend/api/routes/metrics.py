@@ -45,7 +45,7 @@ def push(
     except MetricDocumentError as e:
         problems = [{"path": p.path, "message": p.message} for p in e.problems]
         raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_ENTITY, {"message": str(e), "problems": problems}
+            status.HTTP_422_UNPROCESSABLE_CONTENT, {"message": str(e), "problems": problems}
         ) from e
 
 
