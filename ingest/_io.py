@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 
 from ingest.errors import ParseError
@@ -26,6 +28,100 @@ def read_head(path: Path, size: int = 4096) -> bytes:
     except (OSError, EOFError, zlib.error):
         # A damaged gzip stream: return what sniffing needs and let the parser report it.
         return magic
+
+
+class ByteStream:
+    """Decompressed chunks of a file with a size cap, counting progress in raw file bytes.
+
+    `raw_done` / `raw_total` are positions in the file as stored (compressed, for gzip), so a
+    progress bar moves with what was actually read from disk.
+    """
+
+    def __init__(
+        self, path: Path, *, max_bytes: int, source: str, chunk_size: int = 1 << 22
+    ) -> None:
+        self.path, self.max_bytes, self.source, self.chunk_size = (
+            path,
+            max_bytes,
+            source,
+            chunk_size,
+        )
+        self.raw_total = path.stat().st_size
+        self.raw_done = 0
+        self.decompressed = 0
+        with path.open("rb") as raw:
+            self.gzipped = raw.read(2) == GZIP_MAGIC
+
+    def chunks(self) -> Iterator[bytes]:
+        """Yield decompressed chunks.
+
+        Raises:
+            ParseError: truncated or corrupt gzip, or more than `max_bytes` of output.
+        """
+        with self.path.open("rb") as raw:
+            if not self.gzipped:
+                while chunk := raw.read(self.chunk_size):
+                    self._count(len(chunk))
+                    self.raw_done = raw.tell()
+                    yield chunk
+                return
+            inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+            try:
+                while data := raw.read(self.chunk_size // 4):
+                    self.raw_done = raw.tell()
+                    out = inflater.decompress(data, self.chunk_size)
+                    while True:
+                        if out:
+                            self._count(len(out))
+                            yield out
+                        if not inflater.unconsumed_tail:
+                            break
+                        out = inflater.decompress(inflater.unconsumed_tail, self.chunk_size)
+                    if inflater.eof and inflater.unused_data:  # concatenated gzip members
+                        rest = inflater.unused_data
+                        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+                        out = inflater.decompress(rest, self.chunk_size)
+                        if out:
+                            self._count(len(out))
+                            yield out
+            except zlib.error as e:
+                raise ParseError(
+                    f"gzip stream is corrupt: {e}", source=self.source, offset=self.decompressed
+                ) from e
+            if not inflater.eof:
+                raise ParseError(
+                    "gzip stream is truncated (it ends before the end of the compressed data)",
+                    source=self.source,
+                    offset=self.decompressed,
+                )
+
+    def tail(self, size: int) -> bytes:
+        """The last `size` decompressed bytes (a full pass for gzip; a seek otherwise)."""
+        if not self.gzipped:
+            with self.path.open("rb") as raw:
+                raw.seek(max(0, self.raw_total - size))
+                return raw.read(size)
+        window: deque[bytes] = deque()
+        kept = 0
+        for chunk in ByteStream(
+            self.path, max_bytes=self.max_bytes, source=self.source, chunk_size=self.chunk_size
+        ).chunks():
+            window.append(chunk)
+            kept += len(chunk)
+            while kept - len(window[0]) >= size:
+                kept -= len(window.popleft())
+        return b"".join(window)[-size:]
+
+    def _count(self, n: int) -> None:
+        self.decompressed += n
+        if self.decompressed > self.max_bytes:
+            what = "gzip data decompresses to" if self.gzipped else "the file is"
+            raise ParseError(
+                f"{what} more than the {self.max_bytes}-byte limit "
+                "(setting PERFDASH_MAX_DECOMPRESSED_BYTES)",
+                source=self.source,
+                offset=self.decompressed,
+            )
 
 
 def read_all(path: Path, *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED, source: str = "") -> bytes:

@@ -36,6 +36,11 @@ class TraceFormat(StrEnum):
     NSYS_SQLITE = "nsys_sqlite"
     NCU_CSV = "ncu_csv"
     ROCPROF_CSV = "rocprof_csv"
+    ROCPROF_JSON = "rocprof_json"
+    ROCPROFV3_CSV = "rocprofv3_csv"
+    ROCPROFV3_JSON = "rocprofv3_json"
+    ROCPD_SQLITE = "rocpd_sqlite"
+    ROCPROF_COMPUTE = "rocprof_compute"
 
 
 @dataclass(slots=True)
@@ -78,11 +83,13 @@ class TraceMeta:
 
 @dataclass(slots=True)
 class ParseReport:
-    """What the parser skipped and why; first warnings only, so huge bad files stay cheap."""
+    """What the parser skipped and why (first warnings only), and how far it has read."""
 
     skipped: int = 0
     warnings: list[str] = field(default_factory=list)
     max_warnings: int = 20
+    bytes_total: int = 0
+    bytes_done: int = 0
 
     def skip(self, reason: str) -> None:
         """Count one skipped record, keeping the first `max_warnings` reasons."""

@@ -9,14 +9,13 @@ keys a user added with ``add_metadata_json`` never reach the database.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from ingest._io import read_all
-from ingest.errors import ParseError
+from ingest._io import ByteStream
 from ingest.events import Device, Event, EventKind, ParseReport, TraceFormat, TraceMeta
+from ingest.parsers._json_stream import TraceArray, open_trace_array
 
 CATEGORY_KINDS: dict[str, EventKind] = {
     "kernel": EventKind.KERNEL,
@@ -72,37 +71,36 @@ DEVICE_PROPERTY_KEYS = frozenset(
 def parse(
     path: Path, report: ParseReport, *, max_bytes: int, source: str
 ) -> tuple[TraceMeta, Iterator[Event]]:
-    """Read a Kineto trace.
+    """Read a Kineto trace, streaming its events in bounded memory.
 
     Args:
         path: the file (plain or gzip).
-        report: receives skipped-event counts and warnings.
+        report: receives skipped-event counts, warnings and bytes-read progress.
         max_bytes: cap on the decompressed size.
         source: the file name shown in errors.
 
     Returns:
-        The trace metadata and an iterator over normalised events.
+        The trace metadata (read from the keys before and after `traceEvents`) and an
+        iterator over normalised events.
 
     Raises:
-        ParseError: the JSON is malformed, truncated, or not a Kineto trace.
+        ParseError: the JSON is malformed, truncated, or not a Kineto trace (also raised
+            later, from the iterator, for damage past the first piece).
     """
-    data = read_all(path, max_bytes=max_bytes, source=source)
-    try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        raise ParseError(f"invalid JSON: {e.msg}", source=source, offset=e.pos) from e
-    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
-        raise ParseError("not a torch.profiler trace: no 'traceEvents' list", source=source)
-    meta = _read_meta(doc)
-    return meta, _iter_events(doc["traceEvents"], meta.base_time_ns or 0, report)
+    stream = ByteStream(path, max_bytes=max_bytes, source=source)
+    report.bytes_total = stream.raw_total
+    array = open_trace_array(stream)
+    meta = _read_meta(array.top)
+    return meta, _iter_events(array, stream, meta.base_time_ns or 0, report)
 
 
 def _read_meta(doc: dict[str, Any]) -> TraceMeta:
     meta = TraceMeta(format=TraceFormat.KINETO)
     base = doc.get("baseTimeNanoseconds")
-    meta.base_time_ns = base if isinstance(base, int) else None
+    meta.base_time_ns = base if isinstance(base, int) and not isinstance(base, bool) else None
     meta.metadata = {k: v for k, v in doc.items() if k in KEPT_METADATA}
-    for i, props in enumerate(doc.get("deviceProperties") or []):
+    props_list = doc.get("deviceProperties") or doc.get("computeProperties") or []
+    for i, props in enumerate(props_list if isinstance(props_list, list) else []):
         if isinstance(props, dict):
             kept = {k: v for k, v in props.items() if k in DEVICE_PROPERTY_KEYS}
             index = kept.get("id", i)
@@ -121,76 +119,149 @@ def _read_meta(doc: dict[str, Any]) -> TraceMeta:
     return meta
 
 
-def _iter_events(raw: list[Any], base_ns: int, report: ParseReport) -> Iterator[Event]:
-    for index, item in enumerate(raw):
-        if not isinstance(item, dict):
-            report.skip(f"traceEvents[{index}]: not an object")
-            continue
-        kind = CATEGORY_KINDS.get(item.get("cat", ""))
-        if kind is None:
-            if item.get("name") == "[memory]":  # 2021 traces: memory instants had no cat
-                kind = EventKind.MEMORY
-            else:
+def _iter_events(
+    array: TraceArray, stream: ByteStream, base_ns: int, report: ParseReport
+) -> Iterator[Event]:
+    kinds = CATEGORY_KINDS
+    for first, items in array.pieces:
+        report.bytes_done = stream.raw_done
+        for index, item in enumerate(items, first):
+            if type(item) is not dict:
+                report.skip(f"traceEvents[{index}]: not an object")
                 continue
-        try:
-            yield _to_event(item, kind, base_ns)
-        except (TypeError, ValueError, KeyError) as e:
-            report.skip(f"traceEvents[{index}] ({item.get('name', '?')!s:.60}): {e}")
+            kind = kinds.get(item.get("cat"))  # type: ignore[arg-type]
+            if kind is None:
+                if item.get("name") == "[memory]":  # 2021 traces: memory instants had no cat
+                    kind = EventKind.MEMORY
+                else:
+                    continue
+            try:
+                yield _to_event(item, kind, base_ns)
+            except (TypeError, ValueError, KeyError, AttributeError) as e:
+                name = _printable(item.get("name", "?"))
+                report.skip(f"traceEvents[{index}] ({name}): {type(e).__name__}: {e}")
+    report.bytes_done = stream.raw_total
+
+
+def _printable(value: object) -> str:
+    return repr(value)[:60]
 
 
 def _to_event(item: dict[str, Any], kind: EventKind, base_ns: int) -> Event:
-    ts = item["ts"]
+    start_ns = base_ns + _ts_to_ns(item["ts"])
     dur = item.get("dur", 0) if kind is EventKind.MEMORY else item["dur"]
-    start_ns, dur_ns = base_ns + _us_to_ns(ts), _us_to_ns(dur)
-    if dur_ns < 0:
-        raise ValueError(f"negative duration {dur!r}")
-    args = item.get("args") or {}
-    if not isinstance(args, dict):
-        raise TypeError("'args' is not an object")
-    kept = {k: v for k, v in args.items() if k in KEPT_ARGS}
-    correlation = args.get("correlation")
+    dur_ns = _dur_to_ns(dur)
+    args = item.get("args")
+    if args:
+        if type(args) is not dict:
+            raise TypeError("'args' is not an object")
+        kept = {k: v for k, v in args.items() if k in KEPT_ARGS} or None
+        correlation = args.get("correlation")
+    else:
+        kept = correlation = None
+    name = item.get("name", "")
+    if type(name) is not str:
+        name = str(name)
     if kind in DEVICE_KINDS:
         return Event(
-            kind=kind,
-            name=str(item.get("name", "")),
-            start_ns=start_ns,
-            dur_ns=dur_ns,
-            device=_as_int(args.get("device", item.get("pid"))),
-            stream=_as_int(args.get("stream", item.get("tid"))),
-            correlation=_as_int(correlation),
-            args=kept or None,
+            kind,
+            name,
+            start_ns,
+            dur_ns,
+            _as_int(args.get("device", item.get("pid")) if args else item.get("pid")),
+            _as_int(args.get("stream", item.get("tid")) if args else item.get("tid")),
+            None,
+            None,
+            _as_int(correlation),
+            kept,
         )
     return Event(
-        kind=kind,
-        name=str(item.get("name", "")),
-        start_ns=start_ns,
-        dur_ns=dur_ns,
-        pid=_as_int(item.get("pid")),
-        tid=_as_int(item.get("tid")),
-        correlation=_as_int(correlation),
-        args=kept or None,
+        kind,
+        name,
+        start_ns,
+        dur_ns,
+        None,
+        None,
+        _as_int(item.get("pid")),
+        _as_int(item.get("tid")),
+        _as_int(correlation),
+        kept,
     )
 
 
-def _us_to_ns(value: object) -> int:
-    """Convert a Kineto µs value (int, float or numeric string) to integer ns.
+def _ts_to_ns(value: object) -> int:
+    """A Kineto `ts` (µs; quoted by the reader so no digit is lost) as integer ns.
 
-    >>> _us_to_ns(1.5), _us_to_ns(3), _us_to_ns("2.001")
+    >>> _ts_to_ns("5151594869354.904"), _ts_to_ns("-1.5"), _ts_to_ns(3), _ts_to_ns("1e3")
+    (5151594869354904, -1500, 3000, 1000000)
+    """
+    if type(value) is str:
+        whole, _, frac = value.partition(".")
+        if len(frac) <= 3 and whole.lstrip("-").isdigit() and (not frac or frac.isdigit()):
+            ns = int(whole) * 1000
+            if frac:
+                f = int(frac) * _FRAC_SCALE[len(frac)]
+                ns = ns - f if whole.startswith("-") else ns + f
+            return ns
+        try:
+            exact = Decimal(value) * 1000
+        except InvalidOperation:
+            raise ValueError(f"time {value!r} is not a number") from None
+        if not exact.is_finite():
+            raise ValueError("time is not finite")
+        return int(exact.to_integral_value(rounding=ROUND_HALF_EVEN))
+    if type(value) is float:
+        return _float_us_to_ns(value)
+    return _dur_to_ns(value, what="time")
+
+
+def _float_us_to_ns(value: float) -> int:
+    """The integer ns whose 3-decimal µs text parses to `value` (exact below 2**43 µs).
+
+    The reader quotes larger `ts` values, so this never has to guess.
+
+    >>> _float_us_to_ns(5151594869354.904)
+    5151594869354904
+    """
+    if value != value or value in (_INF, -_INF):
+        raise ValueError("time is not finite")
+    ns = round(value * 1000)
+    if ns / 1000 != value:
+        for candidate in (ns - 1, ns + 1):
+            if candidate / 1000 == value:
+                return candidate
+    return ns
+
+
+_FRAC_SCALE = (1000, 100, 10, 1)
+
+
+def _dur_to_ns(value: object, what: str = "duration") -> int:
+    """A µs duration (int, float or numeric string) as integer ns; never negative or NaN.
+
+    Durations are short, so a float64 holds them exactly to the nanosecond.
+
+    >>> _dur_to_ns(1.5), _dur_to_ns(3), _dur_to_ns("2.001")
     (1500, 3000, 2001)
     """
-    if isinstance(value, bool):
-        raise TypeError("time is a boolean")
-    if isinstance(value, int):
-        return value * 1000
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError("time is not finite")
-        return round(value * 1000)
-    if isinstance(value, str):
-        whole, _, frac = value.strip().partition(".")
-        sign = -1 if whole.startswith("-") else 1
-        return int(whole) * 1000 + sign * int((frac + "000")[:3] or "0")
-    raise TypeError(f"time has type {type(value).__name__}")
+    t = type(value)
+    if t is float:
+        if value != value or value in (_INF, -_INF):
+            raise ValueError(f"{what} is not finite")
+        ns = round(value * 1000)  # type: ignore[operator]
+    elif t is int:
+        ns = value * 1000  # type: ignore[operator]
+    elif t is str:
+        ns = _ts_to_ns(value)
+    else:
+        raise TypeError(f"{what} is a {_TYPE_WORDS.get(t, t.__name__)}, not a number")
+    if what == "duration" and ns < 0:
+        raise ValueError(f"negative duration {value!r}")
+    return ns
+
+
+_INF = float("inf")
+_TYPE_WORDS = {bool: "boolean", type(None): "null", list: "list", dict: "object"}
 
 
 def _as_int(value: object) -> int | None:

@@ -1,0 +1,278 @@
+"""Stream the big array of a Chrome-trace JSON file in chunks, with orjson, in bounded memory.
+
+Why not one `orjson.loads`: a 2 GB trace would need ~10x its size in Python objects. Why not
+a pure-Python incremental JSON parser: it is 20-50x slower than orjson. The middle way used
+here: read a few MB, cut at the last `}` `,` `{` boundary, and hand `[` + piece + `]` to
+orjson. A cut that falls inside a string or a nested object cannot parse (the piece would
+hold an unterminated string or unbalanced brackets), so a piece that parses was cut at a
+real element boundary; on failure we back off to an earlier boundary or read more.
+
+Exact times: a float64 holds a 3-decimal µs `ts` exactly enough to recover its nanoseconds
+only below 2**43 µs (the caller checks the neighbouring candidates). A piece holding a
+float `ts` at or above that is decoded again with every `"ts"` number quoted, so the caller
+splits the digits itself (FORMATS.md §1: parse ts as a decimal). Quoting costs about 3 µs an
+event, so only pieces that need it pay.
+
+Public surface: `TraceArray`, `open_trace_array`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ingest._io import ByteStream
+from ingest.errors import ParseError
+
+HEAD_LIMIT = 16 << 20
+TAIL_SIZE = 1 << 20
+PIECE_BYTES = 2 << 20
+MAX_BACKOFF = 8
+_TS_NUMBER = re.compile(rb'("ts"\s*:\s*)(-?[0-9][0-9.eE+-]*)')
+_WS = b" \t\r\n"
+
+
+def quote_ts(data: bytes) -> bytes:
+    """Turn every `"ts": <number>` into `"ts": "<number>"` so no digit is lost."""
+    return _TS_NUMBER.sub(rb'\1"\2"', data)
+
+
+@dataclass
+class TraceArray:
+    """The top-level object without the array, and an iterator over the array in pieces.
+
+    `pieces` yields `(index_of_first_element, elements)`.
+    """
+
+    top: dict[str, Any]
+    pieces: Iterator[tuple[int, list[Any]]]
+    streamed: bool = field(default=True)
+
+
+def open_trace_array(stream: ByteStream, key: str = "traceEvents") -> TraceArray:
+    """Locate `key`'s array in the top-level object of the stream and prepare to iterate it.
+
+    Falls back to one whole-document decode when the file is not laid out as an object
+    with that key near its start (for example the bare-array Chrome format).
+
+    Raises:
+        ParseError: invalid JSON, or no such array.
+    """
+    chunks = stream.chunks()
+    marker = b'"' + key.encode() + b'"'
+    buf = b""
+    found = -1
+    for chunk in chunks:
+        buf += chunk
+        found = buf.find(marker)
+        if found >= 0 or len(buf) > HEAD_LIMIT:
+            break
+    start = _array_start(buf, found + len(marker)) if found >= 0 else -1
+    head = _parse_head(buf[:found]) if start >= 0 else None
+    if head is None:
+        return _whole_document(stream, buf, chunks, key)
+    tail_top, close_from_end = _parse_tail(stream.tail(TAIL_SIZE))
+    top = head | tail_top
+    return TraceArray(top=top, pieces=_pieces(stream, buf, start, chunks, close_from_end, key))
+
+
+def _array_start(buf: bytes, after_key: int) -> int:
+    """Index just past the `[` that follows `"key" :`, or -1."""
+    i = after_key
+    n = len(buf)
+    while i < n and buf[i] in _WS:
+        i += 1
+    if i >= n or buf[i] != ord(":"):
+        return -1
+    i += 1
+    while i < n and buf[i] in _WS:
+        i += 1
+    return i + 1 if i < n and buf[i] == ord("[") else -1
+
+
+def _parse_head(head: bytes) -> dict[str, Any] | None:
+    """The keys before the array, or None when the head is not `{ ...,` shaped."""
+    body = head.strip(_WS)
+    if not body.startswith(b"{"):
+        return None
+    body = body.rstrip(_WS)
+    if body.endswith(b","):
+        body = body[:-1]
+    try:
+        doc = orjson.loads(body + b"}")
+    except orjson.JSONDecodeError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _parse_tail(tail: bytes) -> tuple[dict[str, Any], int | None]:
+    """Keys after the array, and where the array's `]` sits counted from the end.
+
+    Every `]` whose remainder is a valid end of the top-level object is a candidate; nested
+    arrays among the trailing keys (a `deviceProperties` written last) are candidates too,
+    while a `]` inside the events never is. So the leftmost candidate closes the array.
+    Returns `({}, None)` when there is none (a truncated file; the event pieces then report
+    it precisely).
+    """
+    best: tuple[dict[str, Any], int | None] = ({}, None)
+    misses = 0
+    idx = len(tail)
+    while misses < 256:
+        idx = tail.rfind(b"]", 0, idx)
+        if idx < 0:
+            break
+        rest = tail[idx + 1 :].strip(_WS)
+        doc: Any = None
+        if rest == b"}":
+            doc = {}
+        elif rest.startswith(b",") and rest[1:].lstrip(_WS).startswith(b'"'):
+            try:
+                doc = orjson.loads(b"{" + rest[1:])
+            except orjson.JSONDecodeError:
+                doc = None
+        if isinstance(doc, dict):
+            best, misses = (doc, len(tail) - idx), 0
+        else:
+            misses += 1
+    return best
+
+
+def _boundary_before(window: bytes, limit: int) -> int:
+    """Index of the last `}` of a `}` `,` `{` sequence before `limit`, or -1."""
+    while True:
+        brace = window.rfind(b"{", 0, limit)
+        if brace <= 0:
+            return -1
+        i = brace - 1
+        while i >= 0 and window[i] in _WS:
+            i -= 1
+        if i >= 0 and window[i] == ord(","):
+            i -= 1
+            while i >= 0 and window[i] in _WS:
+                i -= 1
+            if i >= 0 and window[i] == ord("}"):
+                return i
+        limit = brace
+
+
+EXACT_FLOAT_LIMIT = float(2**43)
+
+
+def _decode(piece: bytes) -> list[Any] | None:
+    """Decode `[piece]`, quoting `ts` numbers only when a float one is too large to trust."""
+    try:
+        items = orjson.loads(b"[" + piece + b"]")
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(items, list):
+        return None
+    limit = EXACT_FLOAT_LIMIT
+    for item in items[::16]:  # one trace's ts share a magnitude: a sample decides
+        if type(item) is dict:
+            ts = item.get("ts")
+            if type(ts) is float and (ts >= limit or ts <= -limit):
+                quoted: list[Any] = orjson.loads(b"[" + quote_ts(piece) + b"]")
+                return quoted
+    return items
+
+
+def _error_at(
+    piece: bytes, offset: int, index: int, source: str, what: str, key: str
+) -> ParseError:
+    """A ParseError pointing at the byte where orjson gave up on `piece`."""
+    try:
+        orjson.loads(b"[" + piece + b"]")
+        pos = len(piece)
+    except orjson.JSONDecodeError as e:
+        pos = max(0, e.pos - 1)
+    return ParseError(what, source=source, offset=offset + pos, location=f"{key}[{index}:]")
+
+
+def _pieces(
+    stream: ByteStream,
+    buf: bytes,
+    start: int,
+    chunks: Iterator[bytes],
+    close_from_end: int | None,
+    key: str,
+) -> Iterator[tuple[int, list[Any]]]:
+    window = buf[start:]
+    offset = start  # decompressed offset of window[0]
+    index = 0
+    eof = False
+    want = PIECE_BYTES
+    while True:
+        while not eof and len(window) < want:
+            nxt = next(chunks, None)
+            if nxt is None:
+                eof = True
+            else:
+                window += nxt
+        if eof:
+            yield from _last_piece(window, offset, index, close_from_end, stream.source, key)
+            return
+        cut = len(window)
+        items = None
+        for _ in range(MAX_BACKOFF):
+            cut = _boundary_before(window, cut)
+            if cut < 0:
+                break
+            items = _decode(window[: cut + 1])
+            if items is not None:
+                break
+        if items is None:
+            want = len(window) * 2  # one element is larger than the window: read more
+            continue
+        yield index, items
+        index += len(items)
+        nxt_start = window.index(b"{", cut)
+        offset += nxt_start
+        window = window[nxt_start:]
+        want = PIECE_BYTES
+
+
+def _last_piece(
+    window: bytes, offset: int, index: int, close_from_end: int | None, source: str, key: str
+) -> Iterator[tuple[int, list[Any]]]:
+    if close_from_end is None or close_from_end > len(window):
+        raise _error_at(
+            window,
+            offset,
+            index,
+            source,
+            f"truncated or invalid JSON: the '{key}' array does not end properly",
+            key,
+        )
+    piece = window[: len(window) - close_from_end]
+    if not piece.strip(_WS):
+        return
+    items = _decode(piece)
+    if items is None:
+        raise _error_at(piece, offset, index, source, f"invalid JSON in the '{key}' array", key)
+    yield index, items
+
+
+def _whole_document(
+    stream: ByteStream, buf: bytes, chunks: Iterator[bytes], key: str
+) -> TraceArray:
+    """Decode everything at once: for bare arrays and unusual layouts."""
+    data = buf + b"".join(chunks)
+    try:
+        doc = orjson.loads(quote_ts(data))  # rare layouts: always exact, never fast
+    except orjson.JSONDecodeError:
+        try:
+            orjson.loads(data)
+            pos = len(data)
+        except orjson.JSONDecodeError as e:
+            raise ParseError(f"invalid JSON: {e.msg}", source=stream.source, offset=e.pos) from None
+        raise ParseError("invalid JSON", source=stream.source, offset=pos) from None
+    if isinstance(doc, list):
+        return TraceArray(top={}, pieces=iter([(0, doc)]), streamed=False)
+    if isinstance(doc, dict) and isinstance(doc.get(key), list):
+        items = doc.pop(key)
+        return TraceArray(top=doc, pieces=iter([(0, items)]), streamed=False)
+    raise ParseError(f"not a torch.profiler trace: no '{key}' list", source=stream.source)
