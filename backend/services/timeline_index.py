@@ -1,7 +1,248 @@
-"""Timeline level-of-detail index, built inside the ingest transaction (owner: timeline, #7)."""
+"""Timeline level-of-detail index, built inside the ingest transaction (owner: timeline, #7).
 
+One streaming pass reads the trace's events back (only the columns it needs, in the
+order of the (trace_id, kind, start_ns) index), groups them by lane, and writes:
+the lane table, the busy-block pyramid of every lane (`timeline_pyramid`), the long
+events, the GPU idle gaps with their causes (`timeline_gaps`) and the name table used
+by search. Everything is replaced on re-ingest, so the index always matches the events.
+
+Public surface: `build_timeline_index`.
+"""
+
+import heapq
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any
+
+from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
+from sqlmodel import SQLModel
+
+from backend.models.events import TraceEvent
+from backend.models.timeline import (
+    TimelineBlock,
+    TimelineGap,
+    TimelineLane,
+    TimelineName,
+    TimelineSpan,
+    table_of,
+)
+from backend.services import timeline_lanes as lanes_mod
+from backend.services.timeline_gaps import Coverage, Gap, Launch, find_gaps
+from backend.services.timeline_lanes import DEVICE, GPU, KIND_FAMILY, LaneKey
+from backend.services.timeline_pyramid import (
+    LONG_NS,
+    Block,
+    first_level,
+    length_class,
+    level_count,
+    next_level,
+)
+
+Row = tuple[int, int, str, int, int | None]  # start, end, name, event id, correlation
+Thread = tuple[int | None, int | None, int | None]
+_BATCH = 10_000
+_TABLES: tuple[type[SQLModel], ...] = (
+    TimelineBlock,
+    TimelineSpan,
+    TimelineGap,
+    TimelineName,
+    TimelineLane,
+)
+
+
+@dataclass
+class _Scan:
+    """What one pass over the events collects."""
+
+    lanes: dict[LaneKey, list[Row]] = field(default_factory=dict)
+    names: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    launches: dict[tuple[int | None, int], Launch] = field(default_factory=dict)
+    runtime: dict[Thread, list[tuple[int, int]]] = field(default_factory=dict)
+    sync: dict[Thread, list[tuple[int, int]]] = field(default_factory=dict)
+    comm: dict[LaneKey, int] = field(default_factory=dict)
+    longs: list[tuple[int, LaneKey, int, int]] = field(default_factory=list)
 
 
 def build_timeline_index(conn: Connection, trace_id: str) -> None:
-    """Precompute what the timeline API reads, after the trace's events are inserted."""
+    """Precompute what the timeline API reads, after the trace's events are inserted.
+
+    Args:
+        conn: the ingest transaction's connection (the index commits with the events).
+        trace_id: the trace whose events were just inserted.
+    """
+    for table in _TABLES:
+        conn.execute(delete(table_of(table)).where(table_of(table).c.trace_id == trace_id))
+    scan = _scan(conn, trace_id)
+    if not scan.lanes:
+        return
+    for rows in scan.lanes.values():
+        rows.sort()
+    keys = sorted(scan.lanes, key=lanes_mod.sort_key)
+    devices = _device_lanes(scan.lanes)
+    lane_ids = {key: i for i, key in enumerate([*keys, *devices])}
+    span = max(r[-1][1] for r in scan.lanes.values()) - min(r[0][0] for r in scan.lanes.values())
+    levels = level_count(span)
+    queues = _queues(conn, [scan.lanes[k][0][3] for k in keys if k.family == GPU])
+    runtime = {t: Coverage(iv) for t, iv in scan.runtime.items()}
+    sync = {t: Coverage(iv) for t, iv in scan.sync.items()}
+    lane_rows: list[dict[str, Any]] = []
+    block_rows: list[dict[str, Any]] = []
+    gap_rows: list[dict[str, Any]] = []
+    for key, lane in lane_ids.items():
+        events = scan.lanes[key] if key in scan.lanes else devices[key]
+        pyramid = _pyramid(events, levels)
+        block_rows.extend(_block_rows(trace_id, lane, pyramid))
+        lane_rows.append(_lane_row(trace_id, lane, key, events, pyramid, scan, queues))
+        if key.family == GPU:
+            gaps = find_gaps(events, pyramid[0], key.rank, scan.launches, runtime, sync)
+            gap_rows.extend(_gap_row(trace_id, lane, g) for g in gaps)
+    _insert(conn, TimelineLane, lane_rows)
+    _insert(conn, TimelineBlock, block_rows)
+    _insert(conn, TimelineGap, gap_rows)
+    _insert(conn, TimelineSpan, _span_rows(trace_id, scan.longs, lane_ids))
+    _insert(conn, TimelineName, _name_rows(trace_id, scan.names))
+
+
+def _gap_row(trace_id: str, lane: int, gap: Gap) -> dict[str, Any]:
+    return {
+        "trace_id": trace_id, "lane": lane, "start_ns": gap.start, "dur_ns": gap.dur,
+        "cause": gap.cause, "next_event_id": gap.next_event_id,
+        "launch_event_id": gap.launch_event_id, "cpu_runtime_ns": gap.cpu_runtime_ns,
+        "cpu_sync_ns": gap.cpu_sync_ns,
+    }  # fmt: skip
+
+
+def _scan(conn: Connection, trace_id: str) -> _Scan:
+    e = table_of(TraceEvent).c
+    query = select(
+        e.kind, e.name, e.start_ns, e.dur_ns, e.id, e.correlation,
+        e.rank, e.device, e.stream, e.pid, e.tid,
+    ).where(e.trace_id == trace_id)  # fmt: skip
+    scan, interned, sync_names = _Scan(), dict[str, str](), dict[str, bool]()
+    result = conn.execute(query, execution_options={"yield_per": _BATCH})
+    for kind, name, start, dur, id_, corr, rank, device, stream, pid, tid in result:
+        family = KIND_FAMILY.get(kind)
+        if family is None:
+            continue
+        name = interned.setdefault(name, sys.intern(name) if len(interned) < 100_000 else name)
+        a, b = (device, stream) if family in lanes_mod.GPU_FAMILIES else (pid, tid)
+        key = LaneKey(family, rank, a, b)
+        end = start + dur
+        rows = scan.lanes.get(key)
+        if rows is None:
+            rows = scan.lanes[key] = []
+        rows.append((start, end, name, id_, corr))
+        _count_name(scan.names, kind, name, start, dur)
+        if dur > LONG_NS:
+            scan.longs.append((id_, key, start, end))
+        if kind == "kernel" and lanes_mod.is_communication(name):
+            scan.comm[key] = scan.comm.get(key, 0) + 1
+        elif kind == "runtime":
+            thread = (rank, pid, tid)
+            scan.runtime.setdefault(thread, []).append((start, end))
+            if corr is not None:
+                scan.launches[(rank, corr)] = Launch(id_, start, end, thread)
+            is_sync = sync_names.get(name)
+            if is_sync is None:
+                is_sync = sync_names[name] = lanes_mod.is_sync_call(name)
+            if is_sync:
+                scan.sync.setdefault(thread, []).append((start, end))
+    return scan
+
+
+def _count_name(
+    names: dict[tuple[str, str], list[int]], kind: str, name: str, s: int, d: int
+) -> None:
+    stats = names.get((kind, name))
+    if stats is None:
+        names[(kind, name)] = [1, d, s, s + d]
+        return
+    stats[0] += 1
+    stats[1] += d
+    stats[2] = min(stats[2], s)
+    stats[3] = max(stats[3], s + d)
+
+
+def _device_lanes(lanes: dict[LaneKey, list[Row]]) -> dict[LaneKey, list[Row]]:
+    """Hidden lanes: all GPU work of a device merged, for the utilisation strip."""
+    by_device: dict[LaneKey, list[list[Row]]] = {}
+    for key, rows in lanes.items():
+        if key.family == GPU:
+            by_device.setdefault(LaneKey(DEVICE, key.rank, key.a, None), []).append(rows)
+    return {key: list(heapq.merge(*streams)) for key, streams in by_device.items()}
+
+
+def _pyramid(events: list[Row], levels: int) -> list[list[Block]]:
+    pyramid = [first_level(events)]
+    for level in range(2, levels + 1):
+        pyramid.append(next_level(pyramid[-1], level))
+    return pyramid
+
+
+def _block_rows(trace_id: str, lane: int, pyramid: list[list[Block]]) -> Iterator[dict[str, Any]]:
+    for level, blocks in enumerate(pyramid, start=1):
+        for b in blocks:
+            yield {
+                "trace_id": trace_id, "level": level, "dclass": length_class(b.end - b.start),
+                "start_ns": b.start, "lane": lane, "end_ns": b.end, "events": b.events,
+                "children": b.children, "busy_ns": b.busy, "top_name": b.top,
+            }  # fmt: skip
+
+
+def _lane_row(
+    trace_id: str,
+    lane: int,
+    key: LaneKey,
+    events: list[Row],
+    pyramid: list[list[Block]],
+    scan: _Scan,
+    queues: dict[int, object],
+) -> dict[str, Any]:
+    comm = key in scan.comm and 2 * scan.comm[key] >= len(events)
+    queue = queues.get(events[0][3]) if key.family == GPU else None
+    gpu = key.family in lanes_mod.GPU_FAMILIES or key.family == DEVICE
+    return {
+        "trace_id": trace_id, "lane": lane, "family": key.family,
+        "label": lanes_mod.lane_label(key, communication=comm, queue=queue)[:200],
+        "rank": key.rank, "device": key.a if gpu else None, "stream": key.b if gpu else None,
+        "pid": None if gpu else key.a, "tid": None if gpu else key.b,
+        "hidden": key.family == DEVICE, "events": len(events),
+        "busy_ns": sum(b.busy for b in pyramid[0]), "first_ns": events[0][0],
+        "last_ns": max(b.end for b in pyramid[-1]), "level_blocks": [len(p) for p in pyramid],
+    }  # fmt: skip
+
+
+def _queues(conn: Connection, first_ids: list[int]) -> dict[int, object]:
+    """AMD traces name GPU lanes by queue: read `args.queue` of each lane's first event."""
+    if not first_ids:
+        return {}
+    e = table_of(TraceEvent).c
+    rows = conn.execute(select(e.id, e.args).where(e.id.in_(first_ids)))
+    return {i: a["queue"] for i, a in rows if isinstance(a, dict) and a.get("queue") is not None}
+
+
+def _span_rows(
+    trace_id: str, longs: list[tuple[int, LaneKey, int, int]], lane_ids: dict[LaneKey, int]
+) -> Iterator[dict[str, Any]]:
+    for event_id, key, start, end in longs:
+        yield {
+            "trace_id": trace_id, "dclass": length_class(end - start), "start_ns": start,
+            "event_id": event_id, "lane": lane_ids[key], "end_ns": end,
+        }  # fmt: skip
+
+
+def _name_rows(trace_id: str, names: dict[tuple[str, str], list[int]]) -> Iterator[dict[str, Any]]:
+    for (kind, name), (count, total, first, last) in names.items():
+        yield {
+            "trace_id": trace_id, "kind": kind, "name": name, "count": count,
+            "total_ns": total, "first_ns": first, "last_ns": last,
+        }  # fmt: skip
+
+
+def _insert(conn: Connection, table: type, rows: Iterable[dict[str, Any]]) -> None:
+    it = iter(rows)
+    while batch := list(islice(it, _BATCH)):
+        conn.execute(insert(table), batch)

@@ -1,0 +1,105 @@
+"""`/api/v1/traces/{id}/timeline...`, event detail and the Chrome-trace export."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.responses import StreamingResponse
+
+from backend.api.deps import SessionDep
+from backend.models.timeline import (
+    EventDetail,
+    GapsPublic,
+    SearchResult,
+    StepsPublic,
+    TimelineOverview,
+    TimelineWindow,
+)
+from backend.services import timeline as service
+from backend.services import timeline_events as events_service
+from backend.services.chrome_export import export_chrome_trace
+from backend.services.errors import InvalidInputError
+
+router = APIRouter(prefix="/traces", tags=["timeline"])
+
+
+def _lane_ids(lanes: str | None) -> list[int] | None:
+    if lanes is None or not lanes.strip():
+        return None
+    try:
+        return [int(part) for part in lanes.split(",") if part.strip()]
+    except ValueError as e:
+        raise InvalidInputError(f"lanes must be comma-separated lane ids, got {lanes!r}") from e
+
+
+@router.get("/{trace_id}/timeline")
+def get_timeline(
+    trace_id: str,
+    session: SessionDep,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+    max_items: Annotated[int, Query(ge=1, le=100_000)] = service.DEFAULT_MAX_ITEMS,
+    lanes: Annotated[str | None, Query(description="Comma-separated lane ids.")] = None,
+) -> TimelineWindow:
+    """At most max_items drawable items of the window: merged busy blocks or raw events."""
+    return service.get_window(
+        session=session, trace_id=trace_id, start_ns=start_ns, end_ns=end_ns,
+        max_items=max_items, lanes=_lane_ids(lanes),
+    )  # fmt: skip
+
+
+@router.get("/{trace_id}/timeline/overview")
+def get_timeline_overview(
+    trace_id: str, session: SessionDep, bins: Annotated[int, Query(ge=1, le=5000)] = 400
+) -> TimelineOverview:
+    """GPU utilisation over the whole trace, in equal bins."""
+    return service.get_overview(session=session, trace_id=trace_id, bins=bins)
+
+
+@router.get("/{trace_id}/timeline/steps")
+def get_timeline_steps(trace_id: str, session: SessionDep) -> StepsPublic:
+    """The ProfilerStep#N windows, for jumping to a step."""
+    return events_service.list_steps(session=session, trace_id=trace_id)
+
+
+@router.get("/{trace_id}/timeline/search")
+def search_timeline(
+    trace_id: str,
+    session: SessionDep,
+    q: Annotated[str, Query(min_length=1, max_length=200)],
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 200,
+) -> SearchResult:
+    """Event names containing q, and where the first matches are in the window."""
+    return events_service.search(
+        session=session, trace_id=trace_id, query=q, start_ns=start_ns, end_ns=end_ns,
+        limit=limit,
+    )  # fmt: skip
+
+
+@router.get("/{trace_id}/timeline/gaps")
+def get_timeline_gaps(
+    trace_id: str,
+    session: SessionDep,
+    min_ns: Annotated[int, Query(ge=10_000)] = 100_000,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 50,
+) -> GapsPublic:
+    """Idle gaps on GPU lanes, longest first, classified host/launch/sync-bound."""
+    return events_service.list_gaps(session=session, trace_id=trace_id, min_ns=min_ns, limit=limit)
+
+
+@router.get("/{trace_id}/events/{event_id}")
+def get_event(trace_id: str, event_id: int, session: SessionDep) -> EventDetail:
+    """One event with its args, its CPU launch and its kernel's stats."""
+    return events_service.get_event_detail(session=session, trace_id=trace_id, event_id=event_id)
+
+
+@router.get("/{trace_id}/export.json", response_class=StreamingResponse)
+def export_trace(trace_id: str, session: SessionDep) -> StreamingResponse:
+    """The trace as Chrome trace JSON (opens in Perfetto UI), whatever its source format."""
+    trace = service.ready_trace(session, trace_id)
+    session.expunge(trace)
+    body = export_chrome_trace(session.get_bind(), trace)  # type: ignore[arg-type]
+    filename = f"{trace_id}.trace.json"
+    headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    return StreamingResponse(body, media_type="application/json", headers=headers)

@@ -1,0 +1,254 @@
+"""The `timeline` noun: the level-of-detail index built at ingest, and the timeline API shapes.
+
+Tables (all keyed by trace, deleted with it):
+- `timeline_lanes`: one row per drawable lane (GPU stream, CPU thread, annotation source),
+  plus hidden per-device lanes that feed the utilisation strip.
+- `timeline_blocks`: per lane and level, the lane's busy intervals merged across gaps
+  shorter than the level's width (8 µs, 64 µs, ... growing 8x). `dclass` bins blocks by
+  length so a window query is a few index ranges, never a scan from the trace start.
+- `timeline_spans`: events longer than `LONG_NS`, binned the same way, so the raw-event
+  path can use a short look-back on `events` for everything else.
+- `timeline_gaps`: idle gaps on GPU lanes with what the CPU did meanwhile.
+- `timeline_names`: distinct names with counts and first/last time, for search.
+"""
+
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, SmallInteger, Table
+from sqlmodel import Field, SQLModel
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    """The Core table of a SQLModel class, for typed Core queries (SQLModel leaves
+    `__table__` untyped)."""
+    table: Table = model.__table__  # type: ignore[attr-defined]
+    return table
+
+
+def _trace_fk() -> Any:
+    return Column(ForeignKey("traces.id", ondelete="CASCADE"), primary_key=True)
+
+
+class TimelineLane(SQLModel, table=True):
+    __tablename__ = "timeline_lanes"
+
+    trace_id: str = Field(sa_column=_trace_fk())
+    lane: int = Field(primary_key=True, description="Display order, 0 = top.")
+    family: str = Field(max_length=16)
+    label: str = Field(max_length=200)
+    rank: int | None = None
+    device: int | None = None
+    stream: int | None = Field(default=None, sa_column=Column(BigInteger))
+    pid: int | None = Field(default=None, sa_column=Column(BigInteger))
+    tid: int | None = Field(default=None, sa_column=Column(BigInteger))
+    hidden: bool = False
+    events: int = 0
+    busy_ns: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    first_ns: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    last_ns: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    level_blocks: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+
+
+class TimelineBlock(SQLModel, table=True):
+    __tablename__ = "timeline_blocks"
+
+    trace_id: str = Field(sa_column=_trace_fk())
+    level: int = Field(sa_column=Column(SmallInteger, primary_key=True))
+    dclass: int = Field(sa_column=Column(SmallInteger, primary_key=True))
+    start_ns: int = Field(sa_column=Column(BigInteger, primary_key=True))
+    lane: int = Field(primary_key=True)
+    end_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
+    events: int
+    children: int
+    busy_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
+    top_name: str
+
+
+class TimelineSpan(SQLModel, table=True):
+    __tablename__ = "timeline_spans"
+
+    trace_id: str = Field(sa_column=_trace_fk())
+    dclass: int = Field(sa_column=Column(SmallInteger, primary_key=True))
+    start_ns: int = Field(sa_column=Column(BigInteger, primary_key=True))
+    event_id: int = Field(sa_column=Column(BigInteger, primary_key=True))
+    lane: int
+    end_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class TimelineGap(SQLModel, table=True):
+    __tablename__ = "timeline_gaps"
+    __table_args__ = (Index("ix_timeline_gaps_trace_dur", "trace_id", "dur_ns"),)
+
+    trace_id: str = Field(sa_column=_trace_fk())
+    lane: int = Field(primary_key=True)
+    start_ns: int = Field(sa_column=Column(BigInteger, primary_key=True))
+    dur_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
+    cause: str = Field(max_length=16)
+    next_event_id: int | None = Field(default=None, sa_column=Column(BigInteger))
+    launch_event_id: int | None = Field(default=None, sa_column=Column(BigInteger))
+    cpu_runtime_ns: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    cpu_sync_ns: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+
+
+class TimelineName(SQLModel, table=True):
+    __tablename__ = "timeline_names"
+
+    trace_id: str = Field(sa_column=_trace_fk())
+    kind: str = Field(primary_key=True, max_length=16)
+    name: str = Field(primary_key=True)
+    count: int
+    total_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
+    first_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
+    last_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+# ---- API shapes -------------------------------------------------------------------------
+
+
+class LanePublic(SQLModel):
+    lane: int
+    family: str
+    group: str
+    label: str
+    rank: int | None
+    device: int | None
+    stream: int | None
+    pid: int | None
+    tid: int | None
+    events: int
+    busy_ns: int
+
+
+class TimelineItem(SQLModel):
+    lane: int
+    start_ns: int
+    dur_ns: int
+    name: str
+    category: str
+    count: int = 1
+    busy_ns: int
+    id: int | None = None
+    depth: int = 0
+    args: dict[str, Any] | None = None
+
+
+class TimelineWindow(SQLModel):
+    trace_id: str
+    start_ns: int
+    end_ns: int
+    trace_start_ns: int
+    trace_end_ns: int
+    mode: str = Field(description="'events' (individual events) or 'blocks' (merged busy).")
+    level: int | None = Field(description="Pyramid level of the blocks; None for events.")
+    merge_gap_ns: int | None
+    max_items: int
+    estimated_events: int
+    truncated: bool
+    lanes: list[LanePublic]
+    items: list[TimelineItem]
+
+
+class OverviewBin(SQLModel):
+    start_ns: int
+    end_ns: int
+    utilization: float
+
+
+class TimelineOverview(SQLModel):
+    trace_id: str
+    trace_start_ns: int
+    trace_end_ns: int
+    devices: int
+    level: int | None
+    bins: list[OverviewBin]
+
+
+class StepWindow(SQLModel):
+    step: int
+    name: str
+    start_ns: int
+    end_ns: int
+
+
+class StepsPublic(SQLModel):
+    trace_id: str
+    items: list[StepWindow]
+
+
+class NameMatch(SQLModel):
+    name: str
+    kind: str
+    count: int
+    total_ns: int
+
+
+class EventWindow(SQLModel):
+    id: int
+    lane: int | None
+    name: str
+    start_ns: int
+    end_ns: int
+
+
+class SearchResult(SQLModel):
+    trace_id: str
+    query: str
+    names: list[NameMatch]
+    matches: list[EventWindow]
+    truncated: bool
+
+
+class GapPublic(SQLModel):
+    lane: int
+    label: str
+    start_ns: int
+    end_ns: int
+    dur_ns: int
+    cause: str
+    cpu_runtime_ns: int
+    cpu_sync_ns: int
+    next_event_id: int | None
+    launch_event_id: int | None
+
+
+class GapsPublic(SQLModel):
+    trace_id: str
+    min_ns: int
+    count: int
+    rule: str
+    items: list[GapPublic]
+
+
+class EventPublic(SQLModel):
+    id: int
+    kind: str
+    name: str
+    start_ns: int
+    dur_ns: int
+    rank: int | None
+    device: int | None
+    stream: int | None
+    pid: int | None
+    tid: int | None
+    correlation: int | None
+    args: dict[str, Any] | None
+    lane: int | None = None
+    lane_label: str | None = None
+
+
+class KernelStatsRow(SQLModel):
+    name: str
+    count: int
+    total_ns: int
+    mean_ns: int
+    min_ns: int
+    max_ns: int
+    pct: float
+
+
+class EventDetail(SQLModel):
+    trace_id: str
+    event: EventPublic
+    runtime: EventPublic | None = Field(description="The CPU runtime call that launched it.")
+    cpu_op: EventPublic | None = Field(description="The innermost CPU op around that call.")
+    kernel_stats: KernelStatsRow | None
