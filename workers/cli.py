@@ -7,17 +7,12 @@ process, so `backend` never imports `dashboard` or `workers`.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import subprocess
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from backend.core.task_names import INGEST_QUEUE
-
-if TYPE_CHECKING:
-    from ingest import TraceStats
+from workers import cli_ingest
 
 log = logging.getLogger("perfdash")
 
@@ -53,11 +48,7 @@ def _build_parser() -> argparse.ArgumentParser:
     db_sub = db.add_subparsers(required=True, metavar="ACTION")
     db_sub.add_parser("upgrade", help="apply all migrations").set_defaults(handler=_db_upgrade)
 
-    ingest = sub.add_parser("ingest", help="parse a trace locally, with no server")
-    ingest.add_argument("file", type=Path)
-    ingest.add_argument("--json", action="store_true", help="print the summary as JSON")
-    ingest.add_argument("--top", type=int, default=None, help="only the N largest kernels")
-    ingest.set_defaults(handler=_ingest)
+    cli_ingest.register(sub)
     return parser
 
 
@@ -113,42 +104,6 @@ def _db_upgrade(_args: argparse.Namespace) -> int:
     upgrade_database()
     print("database is at the latest revision")
     return 0
-
-
-def _ingest(args: argparse.Namespace) -> int:
-    from ingest import IngestError, TraceStats, parse_file
-
-    try:
-        parsed = parse_file(args.file)
-        stats = TraceStats()
-        for event in parsed.events:
-            stats.add(event)
-    except (IngestError, OSError) as e:
-        print(f"perfdash: cannot ingest {args.file}: {e}", file=sys.stderr)
-        return 2
-    file, fmt = str(args.file), parsed.meta.format.value
-    doc = {
-        "file": file,
-        "format": fmt,
-        "events": dict(stats.counts),
-        "duration_ns": stats.duration_ns,
-        "devices": [{"index": d.index, "name": d.name} for d in parsed.meta.devices],
-        "skipped_events": parsed.report.skipped,
-        "warnings": parsed.report.warnings,
-        "kernels": [k.as_dict() for k in stats.kernels(args.top)],
-    }
-    if args.json:
-        print(json.dumps(doc, indent=2))
-    else:
-        _print_summary(file, fmt, stats, args.top)
-    return 0
-
-
-def _print_summary(file: str, fmt: str, stats: TraceStats, top: int | None) -> None:
-    print(f"{file}: {fmt}, events {dict(stats.counts)}")
-    print(f"{'total ms':>10} {'count':>7} {'mean us':>9}  name")
-    for k in stats.kernels(top):
-        print(f"{k.total_ns / 1e6:10.3f} {k.count:7d} {k.mean_ns / 1e3:9.2f}  {k.name[:100]}")
 
 
 if __name__ == "__main__":

@@ -5,10 +5,7 @@ trace already ready or replaces whatever a killed attempt left, inside one trans
 """
 
 import logging
-from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from itertools import islice
-from typing import Any
 
 from sqlalchemy import delete, insert, update
 from sqlalchemy.engine import Connection, Engine
@@ -17,12 +14,13 @@ from sqlmodel import Session
 from backend.core.config import Settings
 from backend.models import KernelStatRecord, Trace, TraceEvent, TraceStatus
 from backend.services.blob_store import blob_path
+from backend.services.event_store import insert_events
+from backend.services.progress import ProgressReporter
 from backend.services.timeline_index import build_timeline_index
-from ingest import PARSER_VERSION, SCHEMA_VERSION, Event, IngestError, TraceStats, parse_file
-from ingest.summary import SummaryBuilder
+from ingest import PARSER_VERSION, SCHEMA_VERSION, IngestError, parse_file
+from ingest.analysis import TraceAnalysis
 
 log = logging.getLogger(__name__)
-BATCH_SIZE = 10_000
 
 
 def ingest_trace(*, engine: Engine, settings: Settings, trace_id: str) -> TraceStatus | None:
@@ -39,10 +37,12 @@ def ingest_trace(*, engine: Engine, settings: Settings, trace_id: str) -> TraceS
             return TraceStatus.READY
         sha, name = trace.blob_sha256, trace.name
         trace.status, trace.error, trace.updated_at = TraceStatus.PROCESSING, None, _now()
+        trace.progress = None
         session.commit()
+    progress = ProgressReporter(engine, settings, trace_id)
     try:
         with engine.begin() as conn:
-            _load(conn, trace_id, settings, sha, name)
+            _load(conn, trace_id, settings, sha, name, progress)
     except IngestError as e:
         _mark_failed(engine, trace_id, str(e))
         return TraceStatus.FAILED
@@ -50,10 +50,19 @@ def ingest_trace(*, engine: Engine, settings: Settings, trace_id: str) -> TraceS
         log.exception("ingest of trace %s failed unexpectedly", trace_id)
         _mark_failed(engine, trace_id, f"internal error while ingesting: {type(e).__name__}: {e}")
         raise
+    finally:
+        progress.clear()
     return TraceStatus.READY
 
 
-def _load(conn: Connection, trace_id: str, settings: Settings, sha: str, name: str) -> None:
+def _load(
+    conn: Connection,
+    trace_id: str,
+    settings: Settings,
+    sha: str,
+    name: str,
+    progress: ProgressReporter,
+) -> None:
     """Replace the trace's events and stats and mark it ready, in the caller's transaction."""
     conn.execute(delete(TraceEvent).where(TraceEvent.trace_id == trace_id))  # type: ignore[arg-type]
     conn.execute(delete(KernelStatRecord).where(KernelStatRecord.trace_id == trace_id))  # type: ignore[arg-type]
@@ -61,10 +70,20 @@ def _load(conn: Connection, trace_id: str, settings: Settings, sha: str, name: s
     if not path.exists():
         raise IngestError(f"the uploaded bytes (sha256 {sha}) are missing from the blob store")
     parsed = parse_file(path, max_bytes=settings.max_decompressed_bytes, source=name)
-    stats = TraceStats()
-    summary = SummaryBuilder()
-    for batch in _batches(_counted(parsed.events, stats, summary), BATCH_SIZE):
-        conn.execute(insert(TraceEvent), [_event_row(trace_id, e) for e in batch])
+    report = parsed.report
+
+    def on_batch(events: int) -> None:
+        progress.update(bytes_done=report.bytes_done, bytes_total=report.bytes_total, events=events)
+
+    analysis = TraceAnalysis()
+    insert_events(conn, trace_id, analysis.feed(parsed.events), on_batch=on_batch)
+    stats = analysis.stats
+    progress.update(
+        bytes_done=report.bytes_total,
+        bytes_total=report.bytes_total,
+        events=analysis.events,
+        force=True,
+    )
     build_timeline_index(conn, trace_id)
     kernels = stats.kernels()
     if kernels:
@@ -86,46 +105,15 @@ def _load(conn: Connection, trace_id: str, settings: Settings, sha: str, name: s
                 {"index": d.index, "name": d.name, **d.properties} for d in parsed.meta.devices
             ],
             trace_metadata=parsed.meta.metadata,
-            skipped_events=parsed.report.skipped,
-            warnings=parsed.report.warnings,
+            skipped_events=report.skipped,
+            warnings=report.warnings,
             start_ns=stats.start_ns,
             duration_ns=stats.duration_ns,
-            summary=summary.finish(parsed.meta),
+            summary=analysis.summary(parsed.meta),
             progress=None,
             updated_at=_now(),
         )
     )
-
-
-def _counted(
-    events: Iterable[Event], stats: TraceStats, summary: SummaryBuilder
-) -> Iterator[Event]:
-    for event in events:
-        stats.add(event)
-        summary.add(event)
-        yield event
-
-
-def _batches(events: Iterator[Event], size: int) -> Iterator[list[Event]]:
-    while batch := list(islice(events, size)):
-        yield batch
-
-
-def _event_row(trace_id: str, e: Event) -> dict[str, Any]:
-    return {
-        "trace_id": trace_id,
-        "kind": e.kind.value,
-        "rank": e.rank,
-        "name": e.name,
-        "start_ns": e.start_ns,
-        "dur_ns": e.dur_ns,
-        "device": e.device,
-        "stream": e.stream,
-        "pid": e.pid,
-        "tid": e.tid,
-        "correlation": e.correlation,
-        "args": e.args,
-    }
 
 
 def _mark_failed(engine: Engine, trace_id: str, message: str) -> None:
@@ -133,7 +121,9 @@ def _mark_failed(engine: Engine, trace_id: str, message: str) -> None:
         conn.execute(
             update(Trace)
             .where(Trace.id == trace_id)  # type: ignore[arg-type]
-            .values(status=TraceStatus.FAILED, error=message[:4000], updated_at=_now())
+            .values(
+                status=TraceStatus.FAILED, error=message[:4000], progress=None, updated_at=_now()
+            )
         )
 
 

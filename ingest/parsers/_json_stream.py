@@ -32,6 +32,7 @@ HEAD_LIMIT = 16 << 20
 TAIL_SIZE = 1 << 20
 PIECE_BYTES = 2 << 20
 MAX_BACKOFF = 8
+MAX_ELEMENT_BYTES = 64 << 20  # no real trace event is this large: stop instead of buffering
 _TS_NUMBER = re.compile(rb'("ts"\s*:\s*)(-?[0-9][0-9.eE+-]*)')
 _WS = b" \t\r\n"
 
@@ -225,6 +226,16 @@ def _pieces(
             if items is not None:
                 break
         if items is None:
+            if len(window) > MAX_ELEMENT_BYTES:
+                raise _error_at(
+                    window[:PIECE_BYTES],
+                    offset,
+                    index,
+                    stream.source,
+                    f"no complete '{key}' element in {MAX_ELEMENT_BYTES >> 20} MB: "
+                    "the file is not valid trace JSON from here on",
+                    key,
+                )
             want = len(window) * 2  # one element is larger than the window: read more
             continue
         yield index, items
