@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter
 
-from backend.api.routes import metrics, slas, timeline, trace_views, traces, webhooks
+from backend.api.routes import benchmarks, metrics, slas, timeline, trace_views, traces, webhooks
 
 api_router = APIRouter(prefix="/api/v1")
 api_router.include_router(traces.router)
@@ -11,3 +11,6 @@ api_router.include_router(metrics.router)
 api_router.include_router(slas.router)
 api_router.include_router(webhooks.router)
 api_router.include_router(timeline.router)
+api_router.include_router(benchmarks.router)
+api_router.include_router(benchmarks.runs_router)
+api_router.include_router(benchmarks.runners_router)

@@ -1,6 +1,7 @@
 """SQLModel tables and API shapes, one module per noun. Importing this registers all tables."""
 
 from backend.models.api_tokens import ApiToken
+from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, Runner
 from backend.models.events import TraceEvent
 from backend.models.kernel_stats import KernelStatPublic, KernelStatRecord, KernelStatsPublic
 from backend.models.metrics import MetricPoint, MetricRun
@@ -16,11 +17,14 @@ from backend.models.webhooks import Webhook, WebhookDelivery
 
 __all__ = [
     "ApiToken",
+    "BenchmarkRun",
+    "BenchmarkSpec",
     "KernelStatPublic",
     "KernelStatRecord",
     "KernelStatsPublic",
     "MetricPoint",
     "MetricRun",
+    "Runner",
     "Sla",
     "SlaEvaluation",
     "Trace",

@@ -1,0 +1,112 @@
+"""`/api/v1/benchmarks`, `/benchmark-runs` and `/runners`: specs, re-runs and GPU runners.
+
+Command specs and install hooks execute what they name on the runners, so storing one
+needs an `admin` token; other specs and re-runs are open like uploads until issue 10
+puts auth on every write.
+"""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from backend.api.deps import SessionDep
+from backend.models.benchmarks import (
+    BenchmarkRunPublic,
+    BenchmarkRunsPublic,
+    BenchmarkSpecCreate,
+    BenchmarkSpecPublic,
+    BenchmarkSpecsPublic,
+    RunnersPublic,
+    RunRequestBody,
+    SpecChange,
+    WorkloadKind,
+)
+from backend.services import benchmarks as service
+from backend.services.runners import list_runners
+from backend.services.tokens import authenticate
+
+router = APIRouter(prefix="/benchmarks", tags=["benchmarks"])
+runs_router = APIRouter(prefix="/benchmark-runs", tags=["benchmark_runs"])
+runners_router = APIRouter(prefix="/runners", tags=["runners"])
+Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(HTTPBearer(auto_error=False))]
+Limit = Annotated[int, Query(ge=1, le=500)]
+Offset = Annotated[int, Query(ge=0)]
+
+
+def _require_admin(session: SessionDep, credentials: Bearer, spec: BenchmarkSpecCreate) -> None:
+    if spec.kind != WorkloadKind.COMMAND and not spec.install:
+        return
+    if credentials is None:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "command specs and install hooks need an admin token: Authorization: Bearer <token>",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    if authenticate(session, credentials.credentials, "admin") is None:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "the token is unknown, revoked or not admin")
+
+
+@router.get("")
+def list_specs(session: SessionDep) -> BenchmarkSpecsPublic:
+    """Every benchmark spec with its latest run."""
+    items = service.list_specs(session)
+    return BenchmarkSpecsPublic(items=items, count=len(items))
+
+
+@router.post("")
+def upsert_spec(spec: BenchmarkSpecCreate, session: SessionDep, credentials: Bearer) -> SpecChange:
+    """Create or update a spec by name; the answer lists the fields that changed."""
+    _require_admin(session, credentials, spec)
+    return service.upsert_spec(session, spec)[1]
+
+
+@router.get("/{name}")
+def get_spec(name: str, session: SessionDep) -> BenchmarkSpecPublic:
+    """One spec."""
+    return BenchmarkSpecPublic.model_validate(service.get_spec(session, name), from_attributes=True)
+
+
+@router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_spec(name: str, session: SessionDep) -> Response:
+    """Delete a spec and its runs; metric points already pushed stay."""
+    service.delete_spec(session, name)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post("/{name}/runs", status_code=status.HTTP_202_ACCEPTED)
+def request_run(
+    name: str, session: SessionDep, body: RunRequestBody | None = None
+) -> BenchmarkRunPublic:
+    """Queue a run of the spec on its runner queue (optionally at a git ref)."""
+    run = service.request_run(session, name, trigger="api", ref=body.ref if body else "")
+    return BenchmarkRunPublic.of(*service.get_run(session, run.id))
+
+
+@router.get("/{name}/runs")
+def list_spec_runs(
+    name: str, session: SessionDep, limit: Limit = 50, offset: Offset = 0
+) -> BenchmarkRunsPublic:
+    """The spec's runs, newest first."""
+    items, count = service.list_runs(session, name=name, limit=limit, offset=offset)
+    return BenchmarkRunsPublic(items=items, count=count)
+
+
+@runs_router.get("")
+def list_runs(session: SessionDep, limit: Limit = 50, offset: Offset = 0) -> BenchmarkRunsPublic:
+    """All benchmark runs, newest first."""
+    items, count = service.list_runs(session, name=None, limit=limit, offset=offset)
+    return BenchmarkRunsPublic(items=items, count=count)
+
+
+@runs_router.get("/{run_id}")
+def get_run(run_id: str, session: SessionDep) -> BenchmarkRunPublic:
+    """One run: status, reason, samples per sweep point, environment, hash, trace."""
+    return BenchmarkRunPublic.of(*service.get_run(session, run_id))
+
+
+@runners_router.get("")
+def runners(session: SessionDep, live: bool = False) -> RunnersPublic:
+    """GPU runners with their capabilities; `live=true` keeps those heard from lately."""
+    items = list_runners(session, live_only=live)
+    return RunnersPublic(items=items, count=len(items))

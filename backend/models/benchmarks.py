@@ -1,0 +1,258 @@
+"""The `benchmark spec`, `benchmark run` and `runner` nouns: what to run, each execution,
+and the GPU workers that execute them.
+
+A spec is validated structurally here (pydantic); rules that need code (cron syntax,
+who may create a command spec) live in `backend.services.benchmarks`.
+"""
+
+import re
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import field_validator, model_validator
+from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Integer, String, Text
+from sqlmodel import Field, SQLModel
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a real bigint.
+_BigId = BigInteger().with_variant(Integer(), "sqlite")
+# Kept in step with `workers.bench.workloads.BUILTINS` (+ allreduce) by a test.
+BUILTIN_WORKLOADS = ("allreduce", "copy", "gemm", "sdpa", "train_step")
+MAX_SWEEP_POINTS = 256
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_CALLABLE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+class WorkloadKind(StrEnum):
+    BUILTIN = "builtin"
+    CALLABLE = "callable"
+    COMMAND = "command"
+
+
+class RunStatus(StrEnum):
+    """A run's state; the database, not Celery, is the source of truth."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _ts(nullable: bool) -> Any:
+    return Field(
+        default_factory=_now if not nullable else None,
+        sa_column=Column(DateTime(timezone=True), nullable=nullable),
+    )
+
+
+class BenchmarkSpecBase(SQLModel):
+    name: str = Field(max_length=128)
+    project: str = Field(default="default", max_length=128)
+    description: str = Field(default="", max_length=2000)
+    kind: WorkloadKind = Field(default=WorkloadKind.BUILTIN, max_length=16)
+    workload: str = Field(default="", max_length=512)
+    command: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    output_file: str | None = Field(default=None, max_length=512)
+    params: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    sweep: dict[str, list[Any]] = Field(
+        default_factory=dict, sa_column=Column(JSON, nullable=False)
+    )
+    queue: str = Field(default="gpu", max_length=64)
+    seed: int = Field(default=0, ge=0, le=2**31 - 1)
+    warmup: int = Field(default=5, ge=0, le=10_000)
+    iters: int = Field(default=20, ge=1, le=100_000)
+    profile: bool = False
+    deterministic: str = Field(default="warn", max_length=8)
+    timeout_s: int = Field(default=1800, ge=10, le=3600)
+    schedule: str | None = Field(default=None, max_length=128)
+    install: str | None = Field(default=None, max_length=1024)
+    branch: str = Field(default="", max_length=256)
+
+
+class BenchmarkSpecCreate(BenchmarkSpecBase):
+    """A spec as YAML or the API gives it; checked field by field."""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError("letters, digits, '_', '.', '-'; starting with a letter or digit")
+        return value
+
+    @field_validator("deterministic")
+    @classmethod
+    def _deterministic(cls, value: str) -> str:
+        if value not in ("strict", "warn", "off"):
+            raise ValueError("must be strict, warn or off")
+        return value
+
+    @field_validator("sweep")
+    @classmethod
+    def _sweep(cls, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        points = 1
+        for key, values in value.items():
+            if not values:
+                raise ValueError(f"sweep.{key} must be a non-empty list")
+            points *= len(values)
+        if points > MAX_SWEEP_POINTS:
+            raise ValueError(f"the sweep has {points} points; the limit is {MAX_SWEEP_POINTS}")
+        return value
+
+    @model_validator(mode="after")
+    def _workload(self) -> "BenchmarkSpecCreate":
+        if self.kind == WorkloadKind.BUILTIN and self.workload not in BUILTIN_WORKLOADS:
+            raise ValueError(f"workload must be one of {', '.join(BUILTIN_WORKLOADS)}")
+        if self.kind == WorkloadKind.CALLABLE and not _CALLABLE.match(self.workload):
+            raise ValueError("a callable workload is 'package.module:function'")
+        if self.kind == WorkloadKind.COMMAND and not (self.command and all(self.command)):
+            raise ValueError("a command spec needs `command`, a non-empty list of arguments")
+        if self.kind != WorkloadKind.COMMAND and (self.command or self.output_file):
+            raise ValueError("`command` and `output_file` belong to command specs only")
+        return self
+
+
+class BenchmarkSpec(BenchmarkSpecBase, table=True):
+    __tablename__ = "benchmark_specs"
+
+    id: int | None = Field(default=None, sa_column=Column(_BigId, primary_key=True))
+    name: str = Field(max_length=128, unique=True)
+    kind: WorkloadKind = Field(
+        default=WorkloadKind.BUILTIN, sa_column=Column(String(16), nullable=False)
+    )
+    spec_hash: str = Field(default="", max_length=64)
+    last_scheduled_at: datetime | None = _ts(nullable=True)
+    created_at: datetime = _ts(nullable=False)
+    updated_at: datetime = _ts(nullable=False)
+
+
+class BenchmarkSpecPublic(BenchmarkSpecBase):
+    id: int
+    spec_hash: str
+    last_scheduled_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    last_run: "BenchmarkRunPublic | None" = None
+
+
+class BenchmarkSpecsPublic(SQLModel):
+    items: list[BenchmarkSpecPublic]
+    count: int
+
+
+class SpecChange(SQLModel):
+    """What `apply` did to one spec, with the fields that changed (old, new)."""
+
+    name: str
+    action: str
+    changes: dict[str, list[Any]] = {}
+
+
+class BenchmarkRun(SQLModel, table=True):
+    __tablename__ = "benchmark_runs"
+
+    id: str = Field(primary_key=True, max_length=32)
+    spec_id: int = Field(
+        sa_column=Column(
+            _BigId, ForeignKey("benchmark_specs.id", ondelete="CASCADE"), nullable=False, index=True
+        )
+    )
+    status: RunStatus = Field(
+        default=RunStatus.QUEUED, sa_column=Column(String(16), nullable=False, index=True)
+    )
+    reason: str | None = Field(default=None, max_length=32)
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    trigger: str = Field(default="api", max_length=16)
+    ref: str = Field(default="", max_length=256)
+    attempts: int = 0
+    runner: str | None = Field(default=None, max_length=256)
+    spec_hash: str = Field(default="", max_length=64)
+    environment: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSON, nullable=False)
+    )
+    warnings: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    determinism_hash: str | None = Field(default=None, max_length=64)
+    results: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=Column(JSON, nullable=False)
+    )
+    metric_run_ids: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    trace_id: str | None = Field(default=None, max_length=32)
+    created_at: datetime = _ts(nullable=False)
+    started_at: datetime | None = _ts(nullable=True)
+    finished_at: datetime | None = _ts(nullable=True)
+
+
+class BenchmarkRunPublic(SQLModel):
+    id: str
+    spec_id: int
+    spec_name: str
+    project: str
+    status: RunStatus
+    reason: str | None
+    error: str | None
+    trigger: str
+    ref: str
+    attempts: int
+    runner: str | None
+    spec_hash: str
+    environment: dict[str, Any]
+    warnings: list[str]
+    determinism_hash: str | None
+    results: list[dict[str, Any]]
+    metric_run_ids: list[int]
+    trace_id: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    @classmethod
+    def of(cls, run: BenchmarkRun, spec: BenchmarkSpec) -> "BenchmarkRunPublic":
+        """The run with its spec's name and project."""
+        return cls(**run.model_dump(warnings=False), spec_name=spec.name, project=spec.project)
+
+
+class BenchmarkRunsPublic(SQLModel):
+    items: list[BenchmarkRunPublic]
+    count: int
+
+
+class RunRequestBody(SQLModel):
+    """Body of `POST /benchmarks/{name}/runs`: an optional git ref to install and run at."""
+
+    ref: str = Field(default="", max_length=256)
+
+
+class Runner(SQLModel, table=True):
+    __tablename__ = "runners"
+
+    name: str = Field(primary_key=True, max_length=256)
+    hostname: str = Field(default="", max_length=256)
+    queues: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    capabilities: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSON, nullable=False)
+    )
+    online: bool = True
+    started_at: datetime = _ts(nullable=False)
+    last_seen_at: datetime = _ts(nullable=False)
+
+
+class RunnerPublic(SQLModel):
+    name: str
+    hostname: str
+    queues: list[str]
+    capabilities: dict[str, Any]
+    online: bool
+    live: bool
+    started_at: datetime
+    last_seen_at: datetime
+
+
+class RunnersPublic(SQLModel):
+    items: list[RunnerPublic]
+    count: int
+
+
+BenchmarkSpecPublic.model_rebuild()
