@@ -1,19 +1,25 @@
-"""`/api/v1/traces`: upload, list, read, kernel stats, delete. A contract CI relies on."""
+"""`/api/v1/traces`: upload, list, read, delete. A contract CI relies on.
 
-from typing import Annotated
+The kernel stats and summary of a trace are served by `trace_analysis`."""
+
+from typing import Annotated, BinaryIO
 
 from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile, status
+from sqlmodel import Session
 
 from backend.api.deps import SessionDep, SettingsDep
+from backend.core.config import Settings
 from backend.models import (
-    KernelStatPublic,
-    KernelStatsPublic,
+    Trace,
     TraceAccepted,
     TracePublic,
     TracesPublic,
+    TraceStatus,
 )
 from backend.services import traces as service
 from backend.services.errors import TooLargeError
+from backend.services.progress import read_progress
+from backend.services.upload_bundle import bundle_uploads
 
 router = APIRouter(prefix="/traces", tags=["traces"])
 MULTIPART_OVERHEAD = 64 * 1024
@@ -24,50 +30,68 @@ def upload_trace(
     request: Request,
     session: SessionDep,
     settings: SettingsDep,
-    file: Annotated[UploadFile, File(description="The trace file (.json, .json.gz, ...).")],
+    file: Annotated[
+        list[UploadFile],
+        File(
+            description="The trace file (.json, .json.gz, .sqlite, .csv, .zip, .tar.gz, ...). "
+            "Repeat the field to upload the rank files of one job as one multi-rank trace."
+        ),
+    ],
     name: Annotated[str | None, Form(max_length=512)] = None,
     project: Annotated[str, Form(max_length=128)] = "default",
 ) -> TraceAccepted:
     """Store a trace and queue it for parsing; the same bytes again return the same trace."""
     declared = int(request.headers.get("content-length") or 0)
-    if declared > settings.max_upload_bytes + MULTIPART_OVERHEAD:
+    if declared > settings.max_upload_bytes + MULTIPART_OVERHEAD * len(file):
         raise TooLargeError(f"upload is larger than the {settings.max_upload_bytes}-byte limit")
-    trace, duplicate = service.accept_upload(
-        session=session,
-        settings=settings,
-        stream=file.file,
-        name=name or file.filename or "trace",
-        project=project,
-    )
+    first = file[0].filename or "trace"
+    if len(file) == 1:
+        stream: BinaryIO = file[0].file
+        default_name = first
+    else:
+        parts = [(f.filename or "trace", f.file) for f in file]
+        stream = bundle_uploads(parts, max_bytes=settings.max_upload_bytes)
+        default_name = f"{first} + {len(file) - 1} more"
+    try:
+        trace, duplicate = service.accept_upload(
+            session=session,
+            settings=settings,
+            stream=stream,
+            name=name or default_name,
+            project=project,
+        )
+    finally:
+        stream.close()
     return TraceAccepted(id=trace.id, status=trace.status, duplicate=duplicate)
 
 
 @router.get("")
 def list_traces(
     session: SessionDep,
+    settings: SettingsDep,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
     project: str | None = None,
 ) -> TracesPublic:
     """Traces, newest first."""
     rows, count = service.list_traces(session=session, limit=limit, offset=offset, project=project)
-    return TracesPublic(items=[TracePublic.of(t) for t in rows], count=count)
+    return TracesPublic(items=[_public(session, settings, t) for t in rows], count=count)
 
 
 @router.get("/{trace_id}")
-def get_trace(trace_id: str, session: SessionDep) -> TracePublic:
-    """One trace: status, format, error, event counts, devices and duration."""
-    return TracePublic.of(service.get_trace(session=session, trace_id=trace_id))
+def get_trace(trace_id: str, session: SessionDep, settings: SettingsDep) -> TracePublic:
+    """One trace: status, format, error, event counts, devices, duration, and progress
+    (`bytes_done`, `bytes_total`, `events`, `fraction`) while it is `processing`."""
+    return _public(session, settings, service.get_trace(session=session, trace_id=trace_id))
 
 
-@router.get("/{trace_id}/kernels")
-def get_kernels(
-    trace_id: str, session: SessionDep, limit: Annotated[int, Query(ge=1, le=100_000)] = 10
-) -> KernelStatsPublic:
-    """Kernels by total GPU time, with count, mean, min, max and % of kernel time."""
-    rows, count, total = service.list_kernel_stats(session=session, trace_id=trace_id, limit=limit)
-    items = [KernelStatPublic.model_validate(r, from_attributes=True) for r in rows]
-    return KernelStatsPublic(trace_id=trace_id, items=items, count=count, total_kernel_ns=total)
+def _public(session: Session, settings: Settings, trace: Trace) -> TracePublic:
+    public = TracePublic.of(trace)
+    if trace.status == TraceStatus.PROCESSING:
+        public.progress = read_progress(session.get_bind(), settings, trace)  # type: ignore[arg-type]
+    else:
+        public.progress = None
+    return public
 
 
 @router.delete("/{trace_id}", status_code=status.HTTP_204_NO_CONTENT)
