@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from backend.core.task_names import INGEST_QUEUE
-from workers import cli_ingest
+from workers import cli_ingest, cli_metrics
 
 log = logging.getLogger("perfdash")
 
@@ -49,6 +49,7 @@ def _build_parser() -> argparse.ArgumentParser:
     db_sub.add_parser("upgrade", help="apply all migrations").set_defaults(handler=_db_upgrade)
 
     cli_ingest.register(sub)
+    cli_metrics.register(sub)
     return parser
 
 

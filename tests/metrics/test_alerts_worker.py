@@ -47,7 +47,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
-        first_json = self.path == "/json" and not any(p == "/json" for p, *_ in self.server.received)
+        first_json = self.path == "/json" and not any(
+            p == "/json" for p, *_ in self.server.received
+        )
         code = 500 if first_json else 200
         self.server.received.append((self.path, dict(self.headers), body, code))
         self.send_response(code)
@@ -83,9 +85,19 @@ def worker(redis_settings: Settings, tmp_path: Path) -> Iterator[Path]:
     log_path = tmp_path / "worker.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "workers.cli", "worker", "--queues", "ingest",
-             "--concurrency", "1"],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "workers.cli",
+                "worker",
+                "--queues",
+                "ingest",
+                "--concurrency",
+                "1",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     yield log_path
     os.killpg(proc.pid, signal.SIGTERM)
@@ -116,8 +128,14 @@ def test_status_changes_are_delivered_signed_and_retried(
             {"name": "slack", "url": f"{receiver.url}/slack", "kind": "slack"},
         ]
         ids = [client.post("/api/v1/webhooks", json=h, headers=auth).json()["id"] for h in hooks]
-        sla = {"name": "step", "project": "llm", "benchmark": "train", "metric": "step_time_ms",
-               "threshold": 11.5, "severity": "critical"}
+        sla = {
+            "name": "step",
+            "project": "llm",
+            "benchmark": "train",
+            "metric": "step_time_ms",
+            "threshold": 11.5,
+            "severity": "critical",
+        }
         assert client.post("/api/v1/slas", json=sla, headers=auth).status_code == 201
         for commit, value in (("a", 11.0), ("b", 12.0), ("c", 12.5), ("d", 11.0)):
             points = [{"metric": "step_time_ms", "value": value}]

@@ -40,8 +40,12 @@ def test_pytest_benchmark_without_raw_data_keeps_its_summary() -> None:
     stats = doc["benchmarks"][0]["stats"]
     assert point.samples is None
     assert point.stats == pytest.approx(
-        {"min": stats["min"] * 1e3, "max": stats["max"] * 1e3, "mean": stats["mean"] * 1e3,
-         "p50": stats["median"] * 1e3}
+        {
+            "min": stats["min"] * 1e3,
+            "max": stats["max"] * 1e3,
+            "mean": stats["mean"] * 1e3,
+            "p50": stats["median"] * 1e3,
+        }
     )
 
 
@@ -80,18 +84,42 @@ def test_github_action_benchmark_lists(fmt: str | None, direction: str) -> None:
     ("doc", "paths"),
     [
         ({"points": "x", "project": "p", "commit": "c"}, {"$.points", "$"}),
-        ({"project": "p", "commit": "c", "benchmark": "b",
-          "points": [{"metric": "m"}]}, {"$.points[0]"}),
-        ({"project": "p", "commit": "c", "benchmark": "b",
-          "points": [{"metric": "m", "value": True, "direction": "up"}]},
-         {"$.points[0].value", "$.points[0].direction"}),
-        ({"project": "p", "commit": "c", "benchmark": "b", "timestamp": "yesterday",
-          "points": [{"metric": "m", "samples": []}]}, {"$.timestamp", "$.points[0].samples"}),
-        ({"project": "p" * 200, "commit": "c", "benchmark": "b",
-          "points": [{"metric": "m", "value": 1}, {"metric": "m", "value": 2}]},
-         {"$.project", "$.points[1]"}),
-        ([{"name": "x", "value": "1"}, 3], {"$[0].value", "$[1]", "$.project", "$.run_id",
-                                           "$.points[0].benchmark"}),
+        (
+            {"project": "p", "commit": "c", "benchmark": "b", "points": [{"metric": "m"}]},
+            {"$.points[0]"},
+        ),
+        (
+            {
+                "project": "p",
+                "commit": "c",
+                "benchmark": "b",
+                "points": [{"metric": "m", "value": True, "direction": "up"}],
+            },
+            {"$.points[0].value", "$.points[0].direction"},
+        ),
+        (
+            {
+                "project": "p",
+                "commit": "c",
+                "benchmark": "b",
+                "timestamp": "yesterday",
+                "points": [{"metric": "m", "samples": []}],
+            },
+            {"$.timestamp", "$.points[0].samples"},
+        ),
+        (
+            {
+                "project": "p" * 200,
+                "commit": "c",
+                "benchmark": "b",
+                "points": [{"metric": "m", "value": 1}, {"metric": "m", "value": 2}],
+            },
+            {"$.project", "$.points[1]"},
+        ),
+        (
+            [{"name": "x", "value": "1"}, 3],
+            {"$[0].value", "$[1]", "$.project", "$.run_id", "$.points[0].benchmark"},
+        ),
     ],
 )
 def test_every_problem_is_reported_with_its_path(doc: Any, paths: set[str]) -> None:
@@ -113,8 +141,11 @@ def test_detection() -> None:
     [
         ("pytest_benchmark.json", {}, {"time_ms"}),
         ("google_benchmark.json", {}, {"real_time", "cpu_time", "items_per_second"}),
-        ("github_action_benchmark.json", {"format": "customSmallerIsBetter",
-                                          "benchmark": "ci"}, {"step_time", "peak_mem"}),
+        (
+            "github_action_benchmark.json",
+            {"format": "customSmallerIsBetter", "benchmark": "ci"},
+            {"step_time", "peak_mem"},
+        ),
     ],
 )
 def test_each_format_through_the_api(

@@ -57,8 +57,9 @@ def test_statistic_over_the_last_n_runs(client: TestClient, auth: dict[str, str]
     _sla(client, auth, name="mean3", statistic="mean", window=3, op="<=", threshold=11)
     verdicts = []
     for i, value in enumerate([10.0, 11.0, 15.0]):
-        body = _push(client, auth, commit=f"c{i}", points=[{"metric": "step_time_ms",
-                                                           "value": value}])
+        body = _push(
+            client, auth, commit=f"c{i}", points=[{"metric": "step_time_ms", "value": value}]
+        )
         verdicts.append(_verdicts(body)["mean3"][:2])
     assert verdicts == [("pass", 10.0), ("pass", 10.5), ("fail", 12.0)]
 
@@ -83,9 +84,13 @@ def test_relative_follows_direction_and_no_increase_ignores_it(
 ) -> None:
     _sla(client, auth, name="tps", metric="tps", rule="relative", tolerance_pct=5)
     _sla(client, auth, name="mem", metric="mem", rule="no_increase", tolerance_pct=1)
+
     def pts(tps: float, mem: float) -> list[dict[str, Any]]:
-        return [{"metric": "tps", "value": tps, "direction": "higher_is_better"},
-                {"metric": "mem", "value": mem, "direction": "higher_is_better"}]
+        return [
+            {"metric": "tps", "value": tps, "direction": "higher_is_better"},
+            {"metric": "mem", "value": mem, "direction": "higher_is_better"},
+        ]
+
     _push(client, auth, commit="a", points=pts(1000, 100))
     body = _push(client, auth, commit="b", points=pts(940, 102))
     assert _verdicts(body) == {
@@ -105,18 +110,24 @@ def test_determinism_hash_equals_the_baseline(client: TestClient, auth: dict[str
     assert other["verdicts"][0]["details"] == {"hash": "beef", "baseline_hash": "f00d"}
 
 
-def test_regression_rule_finds_a_shift_in_samples(
-    client: TestClient, auth: dict[str, str]
-) -> None:
+def test_regression_rule_finds_a_shift_in_samples(client: TestClient, auth: dict[str, str]) -> None:
     _sla(client, auth, name="reg", rule="regression", tolerance_pct=2, baseline_runs=5)
     rng = random.Random(7)
     for i in range(5):
         samples = [rng.gauss(100, 2) for _ in range(30)]
         _push(client, auth, commit=f"m{i}", points=[{"metric": "step_time_ms", "samples": samples}])
-    same = _push(client, auth, commit="ok", points=[
-        {"metric": "step_time_ms", "samples": [rng.gauss(100, 2) for _ in range(30)]}])
-    slow = _push(client, auth, commit="slow", points=[
-        {"metric": "step_time_ms", "samples": [rng.gauss(108, 2) for _ in range(30)]}])
+    same = _push(
+        client,
+        auth,
+        commit="ok",
+        points=[{"metric": "step_time_ms", "samples": [rng.gauss(100, 2) for _ in range(30)]}],
+    )
+    slow = _push(
+        client,
+        auth,
+        commit="slow",
+        points=[{"metric": "step_time_ms", "samples": [rng.gauss(108, 2) for _ in range(30)]}],
+    )
     assert same["verdicts"][0]["verdict"] == "pass"
     verdict = slow["verdicts"][0]
     assert verdict["verdict"] == "fail"
@@ -169,18 +180,25 @@ def test_sla_crud_and_apply_diff(client: TestClient, auth: dict[str, str]) -> No
     assert client.post("/api/v1/slas", json=no_threshold, headers=auth).status_code == 422
     assert client.post("/api/v1/slas", json={**no_threshold, "threshold": 1}).status_code == 401
     spec = [
-        {"name": "a", "project": "llm", "benchmark": "train", "metric": "step_time_ms",
-         "threshold": 12},
+        {
+            "name": "a",
+            "project": "llm",
+            "benchmark": "train",
+            "metric": "step_time_ms",
+            "threshold": 12,
+        },
         {"name": "b", "project": "llm", "benchmark": "train", "metric": "m", "threshold": 1},
     ]
     diff = client.post("/api/v1/slas/apply", json=spec, headers=auth).json()
-    assert diff == {"created": ["b"], "updated": {"a": {"threshold": [10.0, 12.0]}},
-                    "unchanged": []}
+    assert diff == {
+        "created": ["b"],
+        "updated": {"a": {"threshold": [10.0, 12.0]}},
+        "unchanged": [],
+    }
     again = client.post("/api/v1/slas/apply", json=spec, headers=auth).json()
     assert again == {"created": [], "updated": {}, "unchanged": ["a", "b"]}
     sla_id = created["id"]
-    replaced = client.put(f"/api/v1/slas/{sla_id}", json={**spec[0], "threshold": 9},
-                          headers=auth)
+    replaced = client.put(f"/api/v1/slas/{sla_id}", json={**spec[0], "threshold": 9}, headers=auth)
     assert replaced.json()["threshold"] == 9
     assert client.delete(f"/api/v1/slas/{sla_id}", headers=auth).status_code == 204
     assert client.get(f"/api/v1/slas/{sla_id}").status_code == 404
@@ -199,6 +217,8 @@ def test_prometheus_gauges(client: TestClient, auth: dict[str, str]) -> None:
     assert f'perfdash_sla_status{{sla="odd \\"name\\"",{labels}}} 1.0' in lines
     assert f'perfdash_sla_status{{sla="slow",{labels}}} 0.0' in lines
     assert f'perfdash_sla_observed{{sla="slow",{labels}}} 11.0' in lines
-    assert any(line.startswith('perfdash_sla_status{sla="never"') and line.endswith(" -1.0")
-               for line in lines)
+    assert any(
+        line.startswith('perfdash_sla_status{sla="never"') and line.endswith(" -1.0")
+        for line in lines
+    )
     assert "# TYPE perfdash_sla_threshold gauge" in lines

@@ -1,0 +1,125 @@
+"""`perfdash token create`, `perfdash push` and `perfdash sla apply` against a real uvicorn."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from backend.core.config import Settings
+from backend.main import create_app
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "metrics"
+SLAS_YAML = """
+slas:
+  - name: small-sum
+    project: ci
+    benchmark: test_bench.py::test_sum_squares_small
+    metric: time_ms
+    statistic: p95
+    op: "<="
+    threshold: 1000
+    severity: critical
+  - name: large-sum-too-strict
+    project: ci
+    benchmark: test_bench.py::test_sum_squares_large
+    metric: time_ms
+    threshold: 0.000001
+"""
+
+
+@pytest.fixture
+def server(settings: Settings) -> Iterator[str]:
+    """The API on a real uvicorn in a thread, on the test's database."""
+    config = uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_level="warning")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    while not srv.started:
+        time.sleep(0.05)
+    port = srv.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(timeout=10)
+
+
+def _perfdash(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "workers.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_token_push_and_sla_apply_from_the_command_line(server: str, tmp_path: Path) -> None:
+    created = _perfdash("token", "create", "--scope", "metrics:write", "--scope", "slas:write")
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.strip()
+    assert token.startswith("pd_") and "stored only as a hash" in created.stderr
+    env = {"CI_TOKEN": token}
+    common = ["--url", server, "--token-env", "CI_TOKEN"]
+
+    slas = tmp_path / "slas.yaml"
+    slas.write_text(SLAS_YAML)
+    dry = _perfdash("sla", "apply", str(slas), *common, "--dry-run", env=env)
+    assert (
+        dry.stdout.splitlines()[-1]
+        == "2 created, 0 updated, 0 unchanged (dry run, nothing changed)"
+    )
+    applied = _perfdash("sla", "apply", str(slas), *common, env=env)
+    assert "+ small-sum" in applied.stdout and applied.returncode == 0
+    slas.write_text(SLAS_YAML.replace("threshold: 1000", "threshold: 900"))
+    changed = _perfdash("sla", "apply", str(slas), *common, env=env)
+    assert "~ small-sum\n    threshold: 1000.0 -> 900.0" in changed.stdout
+
+    push = [str(DATA / "pytest_benchmark.json"), *common, "--project", "ci", "--commit", "abc"]
+    first = _perfdash("push", *push, env=env)
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[0] == "pytest-benchmark: stored 2, duplicates 0"
+    assert lines[1].split() == [
+        "VERDICT",
+        "SLA",
+        "SEVERITY",
+        "OBSERVED",
+        "THRESHOLD",
+        "BASELINE",
+        "NOTE",
+    ]
+    by_name = {line.split()[1]: line for line in lines[2:]}
+    assert by_name["large-sum-too-strict"].startswith("FAIL")
+    assert by_name["small-sum"].split()[:5][::4] == ["PASS", "900"]
+    retry = _perfdash("push", *push, "--fail-on-breach", env=env)
+    assert retry.returncode == 1
+    assert retry.stdout.splitlines()[0] == "pytest-benchmark: stored 0, duplicates 2"
+
+
+def test_push_errors_are_clear(server: str, tmp_path: Path) -> None:
+    no_token = _perfdash(
+        "push", str(DATA / "pytest_benchmark.json"), "--url", server, "--token-env", "NOPE_UNSET"
+    )
+    assert no_token.returncode == 2 and "set $NOPE_UNSET" in no_token.stderr
+    created = _perfdash("token", "create", "--scope", "metrics:write")
+    env = {"CI_TOKEN": created.stdout.strip()}
+    bad = _perfdash(
+        "push",
+        str(DATA / "pytest_benchmark.json"),
+        "--url",
+        server,
+        "--token-env",
+        "CI_TOKEN",
+        env=env,
+    )
+    assert bad.returncode == 2
+    assert "HTTP 422" in bad.stderr and "$.project: is required" in bad.stderr
+    assert httpx.get(f"{server}/api/v1/metrics/runs").json()["count"] == 0
