@@ -1,7 +1,7 @@
 """Readable units and kernel names for the dashboard; pure, so pages and figures agree.
 
 Public surface: `format_duration_ns`, `format_bytes`, `format_bandwidth`, `format_count`,
-`format_pct`, `format_timestamp`, `shorten_kernel_name`.
+`format_pct`, `format_timestamp`, `format_flops`, `format_flop_rate`, `shorten_kernel_name`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ __all__ = [
     "format_bytes",
     "format_count",
     "format_duration_ns",
+    "format_flop_rate",
+    "format_flops",
     "format_pct",
     "format_timestamp",
     "shorten_kernel_name",
@@ -97,6 +99,35 @@ def format_bandwidth(bytes_per_s: float | None) -> str:
     if bytes_per_s is None:
         return MISSING
     return _scaled(bytes_per_s, tuple((f"{u}/s", s) for u, s in _BYTE_UNITS), "B/s")
+
+
+_FLOP_UNITS = (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3))
+
+
+def format_flops(n: float | None) -> str:
+    """An amount of floating-point work.
+
+    >>> format_flops(805_306_368)
+    '805.3 MFLOP'
+    >>> format_flops(2.1e12)
+    '2.1 TFLOP'
+    """
+    return MISSING if n is None else _scaled(n, _FLOP_UNITS, "FLOP")
+
+
+def format_flop_rate(flops_per_s: float | None) -> str:
+    """Achieved or peak compute, in the TFLOP/s that datasheets quote.
+
+    >>> format_flop_rate(989.5e12)
+    '989.5 TFLOP/s'
+    >>> format_flop_rate(20.04e12)
+    '20.0 TFLOP/s'
+    >>> format_flop_rate(3.2e9)
+    '3.2 GFLOP/s'
+    """
+    if flops_per_s is None:
+        return MISSING
+    return _scaled(flops_per_s, tuple((f"{u}/s", s) for u, s in _FLOP_UNITS), "FLOP/s")
 
 
 def format_count(n: int | None) -> str:

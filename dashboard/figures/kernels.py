@@ -6,22 +6,25 @@ Public surface: `kernel_top_figure`.
 from __future__ import annotations
 
 import html
-import textwrap
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
 from dashboard.api_client import KernelStat
+from dashboard.figures.theme import (
+    ACCENT,
+    MONO,
+    TEMPLATE,
+    base_layout,
+    empty_figure,
+    escape_lines,
+)
 from dashboard.format import format_count, format_duration_ns, format_pct, shorten_kernel_name
 
-__all__ = ["kernel_top_figure"]
+__all__ = ["TEMPLATE", "empty_figure", "kernel_top_figure"]
 
-TEMPLATE = "plotly_white"
-BAR_COLOR = "#3b5bdb"
-FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
-MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', monospace"
 TOP_N = 10
-_HOVER_WIDTH = 90
+BAR_COLOR = ACCENT
 _AXIS_UNITS = (("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
 
 
@@ -33,51 +36,14 @@ def _axis_unit(max_ns: float) -> tuple[str, float]:
     return "ns", 1.0
 
 
-def _escape_lines(text: str) -> str:
-    """Plotly reads `<…>` as markup: escape it, and wrap so a long name fits a hover box."""
-    lines = textwrap.wrap(
-        text, _HOVER_WIDTH, drop_whitespace=False, break_long_words=True, break_on_hyphens=False
-    )
-    return "<br>".join(html.escape(line) for line in lines)
-
-
 def _hover(k: KernelStat) -> str:
     return (
-        f"<b>{_escape_lines(k['name'])}</b><br>"
+        f"<b>{escape_lines(k['name'])}</b><br>"
         f"count: {format_count(k['count'])}<br>"
         f"total: {format_duration_ns(k['total_ns'])} ({format_pct(k['pct'])} of kernel time)<br>"
         f"mean: {format_duration_ns(k['mean_ns'])}  "
         f"min: {format_duration_ns(k['min_ns'])}  max: {format_duration_ns(k['max_ns'])}"
     )
-
-
-def _base_layout(fig: go.Figure, height: int, top: int = 10) -> None:
-    fig.update_layout(
-        template=TEMPLATE,
-        height=height,
-        font={"family": FONT, "size": 13, "color": "#212529"},
-        margin={"l": 10, "r": 30, "t": top, "b": 50},
-        paper_bgcolor="rgba(0,0,0,0)",
-        plot_bgcolor="rgba(0,0,0,0)",
-    )
-
-
-def empty_figure(message: str) -> go.Figure:
-    """A blank chart that says why it is blank, instead of empty axes."""
-    fig = go.Figure()
-    _base_layout(fig, 200)
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    fig.add_annotation(
-        text=message,
-        showarrow=False,
-        xref="paper",
-        yref="paper",
-        x=0.5,
-        y=0.5,
-        font={"size": 15, "color": "#868e96"},
-    )
-    return fig
 
 
 def kernel_top_figure(items: Sequence[KernelStat], top_n: int = TOP_N) -> go.Figure:
@@ -104,8 +70,8 @@ def kernel_top_figure(items: Sequence[KernelStat], top_n: int = TOP_N) -> go.Fig
         )
     )
     # The top margin leaves room for the mode bar, which would otherwise cover the top label.
-    _base_layout(fig, 96 + 34 * len(top), top=36)
-    fig.update_layout(bargap=0.3, hoverlabel={"align": "left", "bgcolor": "white"})
+    base_layout(fig, 96 + 34 * len(top), top=36)
+    fig.update_layout(bargap=0.3)
     fig.update_yaxes(
         tickvals=list(range(len(top))),
         ticktext=[html.escape(shorten_kernel_name(k["name"])) for k in top],

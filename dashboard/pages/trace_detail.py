@@ -1,20 +1,27 @@
-"""`/traces/<trace_id>`: one trace's facts and where its GPU time went.
+"""`/traces/<trace_id>`: one trace, in tabs (Overview, Kernels, Roofline, Memory).
 
-While the trace is queued or processing, the page polls the API and re-renders once
-parsing is done; a failed trace shows its error instead of charts.
+The URL is the state: `?tab=kernels&group=cpu_op&sort=count&order=asc&q=gemm&page=2`,
+`?tab=roofline&color=bound&vs=<id>`. Tabs are links and every control writes the URL
+(`callback-nav`), so the pages router renders the view again from its query; any view
+can be bookmarked or pasted. While the trace is queued or processing, the page polls.
+
+Public surface: the Dash page (path template `/traces/<trace_id>`).
 """
 
 from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
 
 import dash
 from dash import Input, Output, State, callback, dcc, html
 from dash.development.base_component import Component
 
-from dashboard.api_client import ApiClient, ApiError, Trace, current_client
-from dashboard.components import kernel_table, notice, trace_summary
+from dashboard.api_client import ApiError, Trace, current_client
+from dashboard.components import notice, trace_summary
 from dashboard.components.status_badge import PENDING
-from dashboard.figures import kernel_top_figure
-from dashboard.format import format_count, format_duration_ns
+from dashboard.components.trace_views import TABS, tab_bar
+from dashboard.pages import _trace_tabs as tabs
 
 # Dash ships no annotations for register_page.
 dash.register_page(  # type: ignore[no-untyped-call]
@@ -23,38 +30,14 @@ dash.register_page(  # type: ignore[no-untyped-call]
 
 TRACE_DETAIL = "trace-detail"
 TRACE_DETAIL_ID = "trace-detail-id"
+TRACE_DETAIL_QUERY = "trace-detail-query"
+TRACE_DETAIL_URL = "trace-detail-url"
 TRACE_DETAIL_POLL = "trace-detail-poll"
 TRACE_DETAIL_BODY = "trace-detail-body"
 TRACE_DETAIL_STATUS = "trace-detail-status"
-TRACE_DETAIL_KERNELS_CHART = "trace-detail-kernels-chart"
-TRACE_DETAIL_KERNELS_TABLE = "trace-detail-kernels-table"
+KERNELS = "trace-kernels"
+ROOFLINE = "trace-roofline"
 POLL_MS = 1500
-TOP_N = 10
-
-
-def _kernels_section(client: ApiClient, trace_id: str) -> Component:
-    try:
-        stats = client.get_kernels(trace_id, limit=TOP_N)
-    except ApiError as e:
-        return notice(f"Could not load kernel stats: {e.detail}", "error")
-    shown = min(TOP_N, stats["count"])
-    subtitle = (
-        f"{format_count(stats['count'])} distinct kernels, "
-        f"{format_duration_ns(stats['total_kernel_ns'])} of kernel time; top {shown} shown."
-    )
-    return html.Section(
-        [
-            html.H2("Top kernels by total GPU time"),
-            html.Div(subtitle, className="muted"),
-            dcc.Graph(
-                id=TRACE_DETAIL_KERNELS_CHART,
-                figure=kernel_top_figure(stats["items"], top_n=TOP_N),
-                config={"displaylogo": False, "responsive": True},
-            ),
-            kernel_table(stats["items"], table_id=TRACE_DETAIL_KERNELS_TABLE),
-        ],
-        className="card",
-    )
 
 
 def _pending(trace: Trace) -> Component:
@@ -62,7 +45,7 @@ def _pending(trace: Trace) -> Component:
     return notice(text, "info", TRACE_DETAIL_STATUS)
 
 
-def _body(trace_id: str) -> tuple[list[Component], bool]:
+def _body(trace_id: str, query: dict[str, str]) -> tuple[list[Component], bool]:
     """What to show now, and whether the trace has settled (so polling can stop)."""
     client = current_client()
     try:
@@ -71,21 +54,26 @@ def _body(trace_id: str) -> tuple[list[Component], bool]:
         if e.status == 404:
             return [notice(f"There is no trace with id {trace_id}.", "error")], True
         return [notice(f"Could not load the trace: {e.detail}", "error")], False
-    summary = html.Section(trace_summary(trace, TRACE_DETAIL), className="card")
+    header = html.Section(trace_summary(trace, TRACE_DETAIL), className="card")
     if trace["status"] in PENDING:
-        return [summary, _pending(trace)], False
+        return [header, _pending(trace)], False
     if trace["status"] == "failed":
-        return [summary], True
-    return [summary, _kernels_section(client, trace_id)], True
+        return [header], True
+    tab = query.get("tab") or "overview"
+    tab = tab if tab in dict(TABS) else "overview"
+    view = dcc.Loading(tabs.render(tab, client, trace, query), type="circle", delay_show=150)
+    return [header, tab_bar(trace_id, tab, TRACE_DETAIL), view], True
 
 
-def layout(trace_id: str | None = None, **_query: str) -> html.Div:
+def layout(trace_id: str | None = None, **query: str) -> html.Div:
     """Fresh on every visit; Dash also calls it with no id to learn the page's IDs."""
-    body, settled = _body(trace_id) if trace_id else ([notice("No trace selected.")], True)
+    body, settled = _body(trace_id, query) if trace_id else ([notice("No trace selected.")], True)
     return html.Div(
         [
             dcc.Link("← All traces", href="/", className="back-link"),
+            dcc.Location(id=TRACE_DETAIL_URL, refresh="callback-nav"),
             dcc.Store(id=TRACE_DETAIL_ID, data=trace_id),
+            dcc.Store(id=TRACE_DETAIL_QUERY, data=query),
             dcc.Interval(id=TRACE_DETAIL_POLL, interval=POLL_MS, disabled=settled),
             html.Div(body, id=TRACE_DETAIL_BODY),
         ]
@@ -97,10 +85,59 @@ def layout(trace_id: str | None = None, **_query: str) -> html.Div:
     Output(TRACE_DETAIL_POLL, "disabled"),
     Input(TRACE_DETAIL_POLL, "n_intervals"),
     State(TRACE_DETAIL_ID, "data"),
+    State(TRACE_DETAIL_QUERY, "data"),
     prevent_initial_call=True,
 )
-def poll(_n: int | None, trace_id: str | None) -> tuple[list[Component], bool]:
+def poll(
+    _n: int | None, trace_id: str | None, query: dict[str, str] | None
+) -> tuple[list[Component], bool]:
     """Re-read a pending trace; stop polling once it is ready or failed."""
     if not trace_id:
         raise dash.exceptions.PreventUpdate
-    return _body(trace_id)
+    return _body(trace_id, query or {})
+
+
+def _href(trace_id: str, query: dict[str, Any]) -> str:
+    kept = {k: str(v) for k, v in query.items() if v not in (None, "", 0, "0")}
+    return f"/traces/{trace_id}?{urlencode(kept)}"
+
+
+@callback(
+    Output(TRACE_DETAIL_URL, "href", allow_duplicate=True),
+    Input(f"{KERNELS}-table", "page_current"),
+    Input(f"{KERNELS}-table", "sort_by"),
+    Input(f"{KERNELS}-group", "value"),
+    Input(f"{KERNELS}-search", "value"),
+    State(TRACE_DETAIL_ID, "data"),
+    State(TRACE_DETAIL_QUERY, "data"),
+    prevent_initial_call=True,
+)
+def kernels_query(
+    page: int | None,
+    sort_by: list[dict[str, str]] | None,
+    group: str | None,
+    q: str | None,
+    trace_id: str,
+    query: dict[str, str],
+) -> str:
+    """Put the table's page, sort, grouping and search in the URL; the view follows it."""
+    new = tabs.kernel_url_query(query, page, sort_by, group, q)
+    if new == {k: v for k, v in query.items() if v}:
+        raise dash.exceptions.PreventUpdate
+    return _href(trace_id, new)
+
+
+@callback(
+    Output(TRACE_DETAIL_URL, "href", allow_duplicate=True),
+    Input(f"{ROOFLINE}-color", "value"),
+    Input(f"{ROOFLINE}-vs", "value"),
+    State(TRACE_DETAIL_ID, "data"),
+    State(TRACE_DETAIL_QUERY, "data"),
+    prevent_initial_call=True,
+)
+def roofline_query(color: str | None, vs: str | None, trace_id: str, query: dict[str, str]) -> str:
+    """Put the colouring and the overlaid trace in the URL."""
+    new = {**query, "tab": "roofline", "color": color or "", "vs": vs or ""}
+    if {k: v for k, v in new.items() if v} == {k: v for k, v in query.items() if v}:
+        raise dash.exceptions.PreventUpdate
+    return _href(trace_id, new)

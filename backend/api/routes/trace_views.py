@@ -16,9 +16,9 @@ router = APIRouter(tags=["trace views"])
 
 
 @router.get("/traces/{trace_id}/roofline")
-def get_roofline(trace_id: str, session: SessionDep) -> RooflinePublic:
+def get_roofline(trace_id: str, session: SessionDep, points: bool = True) -> RooflinePublic:
     """Roofs per device and one point per kernel (measured from counters, or estimated)."""
-    return analysis.compute_roofline(session=session, trace_id=trace_id)
+    return analysis.compute_roofline(session=session, trace_id=trace_id, with_points=points)
 
 
 @router.get("/traces/{trace_id}/memory")

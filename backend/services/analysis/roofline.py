@@ -188,13 +188,24 @@ def _note(kind: str, trace: Trace, roofs: list[RooflineDevice]) -> str:
     return text
 
 
-def compute_roofline(*, session: Session, trace_id: str) -> RooflinePublic:
+def compute_roofline(
+    *, session: Session, trace_id: str, with_points: bool = True
+) -> RooflinePublic:
     """The roofline of one trace: roofs per device and one point per kernel.
+
+    Args:
+        session: database session.
+        trace_id: the trace.
+        with_points: False answers the roofs alone, without reading any event.
 
     Raises:
         NotFoundError: no such trace.
     """
     trace = get_trace(session=session, trace_id=trace_id)
+    if not with_points:
+        roofs = _device_roofs(trace.devices)
+        return RooflinePublic(trace_id=trace_id, kind="none", note=_note("none", trace, roofs),
+                              devices=roofs, points=[], covered_time_share=0.0)  # fmt: skip
     kernels: list[KernelRow] = list(
         session.exec(
             select(

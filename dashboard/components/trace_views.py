@@ -1,0 +1,104 @@
+"""Building blocks of the trace page: tab bar, KPI tiles, findings list, phase memory.
+
+Public surface: `tab_bar`, `kpi_grid`, `findings_list`, `phase_memory_table`, `TABS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+from dash import dcc, html
+
+from dashboard.format import format_bytes, format_duration_ns
+
+__all__ = ["TABS", "findings_list", "kpi_grid", "phase_memory_table", "tab_bar", "tab_href"]
+
+TABS = (
+    ("overview", "Overview"),
+    ("kernels", "Kernels"),
+    ("roofline", "Roofline"),
+    ("memory", "Memory"),
+)
+JSON = dict[str, Any]
+
+
+def tab_href(trace_id: str, tab: str, **query: str) -> str:
+    """The URL of one tab, carrying its own query (grouping, sort, overlay...)."""
+    params = {"tab": tab, **{k: v for k, v in query.items() if v}}
+    return f"/traces/{trace_id}?{urlencode(params)}"
+
+
+def tab_bar(trace_id: str, active: str, id_prefix: str) -> html.Nav:
+    """Tabs are links, so each view has a URL and the back button walks through them."""
+    links: list[Any] = [
+        dcc.Link(
+            label,
+            href=tab_href(trace_id, key),
+            className="tab-link tab-active" if key == active else "tab-link",
+            id=f"{id_prefix}-tab-{key}",
+        )
+        for key, label in TABS
+    ]
+    links.append(
+        dcc.Link("Timeline ↗", href=f"/traces/{trace_id}/timeline", className="tab-link tab-ext")
+    )
+    return html.Nav(links, className="tab-bar", role="tablist")
+
+
+def kpi(label: str, value: str, hint: str | None = None) -> html.Div:
+    """One number with its label; `hint` is the tooltip saying how it was computed."""
+    return html.Div(
+        [html.Div(label, className="kpi-label"), html.Div(value, className="kpi-value")],
+        className="kpi",
+        title=hint or "",
+    )
+
+
+def kpi_grid(tiles: Sequence[html.Div], element_id: str) -> html.Div:
+    """Tiles in a responsive grid."""
+    return html.Div(list(tiles), className="kpi-grid", id=element_id)
+
+
+def findings_list(findings: Sequence[JSON], element_id: str) -> html.Div | html.Ul:
+    """Findings in plain words, warnings first; an empty list says nothing stood out."""
+    if not findings:
+        return html.Div(
+            "No rule fired: nothing in this trace crossed a finding's threshold.",
+            className="muted",
+            id=element_id,
+        )
+    items = [
+        html.Li(f["text"], className=f"finding finding-{f['severity']}", title=f"rule: {f['rule']}")
+        for f in findings
+    ]
+    return html.Ul(items, className="findings", id=element_id)
+
+
+def phase_memory_table(phases: Sequence[JSON]) -> html.Table | html.Div:
+    """Peak allocated and reserved memory per training phase and device."""
+    if not phases:
+        return html.Div(
+            "No forward/backward/optimizer phases were annotated, so there is no per-phase peak.",
+            className="muted",
+        )
+    columns = ("Phase", "Device", "Duration", "Peak allocated", "Peak reserved")
+    head = html.Thead(html.Tr([html.Th(c) for c in columns]))
+    rows = [
+        html.Tr(
+            [
+                html.Td(p["phase"]),
+                html.Td(
+                    f"GPU {p['device']}"
+                    if p.get("rank") is None
+                    else f"rank {p['rank']} · GPU {p['device']}"
+                ),
+                html.Td(format_duration_ns(p.get("duration_ns")), className="num"),
+                html.Td(format_bytes(p.get("peak_allocated_bytes")), className="num"),
+                html.Td(format_bytes(p.get("peak_reserved_bytes")), className="num"),
+            ]
+        )
+        for p in phases
+    ]
+    return html.Table([head, html.Tbody(rows)], className="data-table")

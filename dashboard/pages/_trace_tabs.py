@@ -1,0 +1,133 @@
+"""Fetch and compose one tab of the trace page from its URL query (private to the page).
+
+Each `_tab` function reads the query, calls the API through `dashboard.clients.views`,
+and hands the JSON to a pure panel builder; an API error becomes a notice in the tab,
+never a broken page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dash import html
+from dash.development.base_component import Component
+
+from dashboard.api_client import ApiClient, ApiError, KernelStats, Trace
+from dashboard.clients import views
+from dashboard.clients.views import SORT_KEYS, KernelQuery
+from dashboard.components import notice
+from dashboard.components.analysis_panels import memory_panel, roofline_panel
+from dashboard.components.kernels_panel import GROUPS, kernels_panel
+from dashboard.components.overview_panel import overview_panel
+
+JSON = dict[str, Any]
+TOP_N = 10
+
+
+def _try(fetch: Callable[[], Any]) -> Any:
+    """The fetched value, or None when the API said no or sent something that is not JSON
+    (an endpoint missing from this server); the panel then shows its own state."""
+    try:
+        return fetch()
+    except (ApiError, ValueError):
+        return None
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return max(0, int(value or default))
+    except ValueError:
+        return default
+
+
+def kernel_query(query: dict[str, str]) -> KernelQuery:
+    """The table's state from the URL, with anything unknown replaced by the default."""
+    sort = query.get("sort") or "total_ns"
+    group = query.get("group") or "name"
+    return KernelQuery(
+        group=group if group in dict(GROUPS) else "name",
+        sort=sort if sort in SORT_KEYS else "total_ns",
+        q=(query.get("q") or "").strip(),
+        page=_int(query.get("page"), 0),
+    )
+
+
+def kernel_url_query(
+    query: dict[str, str],
+    page: int | None,
+    sort_by: list[dict[str, str]] | None,
+    group: str | None,
+    q: str | None,
+) -> dict[str, str]:
+    """The URL query after a table interaction; a new grouping or search starts at page 0.
+
+    The API sorts one way per column (numbers largest first, names A to Z), so a click on
+    a column sorts by it and the direction the table shows is the API's.
+    """
+    old = kernel_query(query)
+    sort = sort_by[0] if sort_by else {"column_id": old.sort, "direction": "desc"}
+    changed_filter = (group or "name") != old.group or (q or "").strip() != old.q
+    new = {
+        "tab": "kernels",
+        "group": "" if (group or "name") == "name" else str(group),
+        "sort": "" if sort["column_id"] == "total_ns" else sort["column_id"],
+        "q": (q or "").strip(),
+        "page": "" if changed_filter or not page else str(page),
+    }
+    return {k: v for k, v in new.items() if v}
+
+
+def _overview(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
+    tid = trace["id"]
+    kernels: KernelStats | None = _try(lambda: client.get_kernels(tid, limit=TOP_N))
+    return overview_panel(
+        trace,
+        _try(lambda: views.get_summary(client, tid)),
+        _try(lambda: views.get_device_peaks(client, tid)) or [],
+        _try(lambda: views.get_findings(client, tid)),
+        kernels,
+        "trace-detail",
+    )
+
+
+def _kernels(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
+    tid, query = trace["id"], kernel_query(q)
+    page = _try(lambda: views.get_kernel_page(client, tid, query))
+    top: KernelStats | None = _try(lambda: client.get_kernels(tid, limit=TOP_N))
+    items: list[Any] = list(top["items"]) if top else []
+    return kernels_panel(page, items, query, "trace-kernels")
+
+
+def _roofline(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
+    tid, vs = trace["id"], q.get("vs") or None
+    roofline = _try(lambda: views.get_roofline(client, tid))
+    if roofline is None:
+        return notice("Could not compute the roofline of this trace.", "error")
+    overlay = _try(lambda: views.get_roofline(client, vs)) if vs and vs != tid else None
+    listed = _try(lambda: client.list_traces(limit=200)) or {"items": []}
+    others = [t for t in listed["items"] if t["id"] != tid and t["status"] == "ready"]
+    color = "bound" if q.get("color") == "bound" else "precision"
+    return roofline_panel(roofline, overlay, color, vs, others, "trace-roofline")
+
+
+def _memory(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
+    memory = _try(lambda: views.get_memory(client, trace["id"]))
+    if memory is None:
+        return notice("Could not load the memory series of this trace.", "error")
+    return memory_panel(memory, "trace-memory")
+
+
+RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = {
+    "overview": _overview,
+    "kernels": _kernels,
+    "roofline": _roofline,
+    "memory": _memory,
+}
+
+
+def render(tab: str, client: ApiClient, trace: Trace, query: dict[str, str]) -> Component:
+    """The tab's content, inside a container the tests and styles can find."""
+    return html.Div(
+        RENDERERS[tab](client, trace, query), id=f"trace-tab-{tab}", className="trace-tab-panel"
+    )
