@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ingest.events import Event, TraceMeta
-from ingest.stats import TraceStats
+from ingest.stats import KernelGroupStat, TraceStats
 from ingest.summary import SummaryBuilder
 
 
@@ -19,7 +19,7 @@ class TraceAnalysis:
 
     def __init__(self) -> None:
         self.stats = TraceStats()
-        self._summary = SummaryBuilder()
+        self._summary = SummaryBuilder(self.stats)  # shares the kernel columns, fed below
         self.events = 0
 
     def feed(self, events: Iterable[Event]) -> Iterator[Event]:
@@ -43,3 +43,7 @@ class TraceAnalysis:
     def summary(self, meta: TraceMeta) -> dict[str, Any]:
         """The stored summary (see `ingest.summary`)."""
         return self._summary.finish(meta)
+
+    def kernel_groups(self) -> list[KernelGroupStat]:
+        """Kernel stats per stream, device, rank and launching CPU op (after `summary`)."""
+        return self._summary.kernel_groups()

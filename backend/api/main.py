@@ -2,10 +2,20 @@
 
 from fastapi import APIRouter
 
-from backend.api.routes import benchmarks, metrics, slas, timeline, trace_views, traces, webhooks
+from backend.api.routes import (
+    benchmarks,
+    metrics,
+    slas,
+    timeline,
+    trace_analysis,
+    trace_views,
+    traces,
+    webhooks,
+)
 
 api_router = APIRouter(prefix="/api/v1")
 api_router.include_router(traces.router)
+api_router.include_router(trace_analysis.router)
 api_router.include_router(trace_views.router)
 api_router.include_router(metrics.router)
 api_router.include_router(slas.router)

@@ -3,7 +3,13 @@
 from backend.models.api_tokens import ApiToken
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, Runner
 from backend.models.events import TraceEvent
-from backend.models.kernel_stats import KernelStatPublic, KernelStatRecord, KernelStatsPublic
+from backend.models.kernel_stats import (
+    KernelGroupStatPublic,
+    KernelGroupStatRecord,
+    KernelStatPublic,
+    KernelStatRecord,
+    KernelStatsPublic,
+)
 from backend.models.metrics import MetricPoint, MetricRun
 from backend.models.slas import Sla, SlaEvaluation
 from backend.models.traces import (
@@ -19,6 +25,8 @@ __all__ = [
     "ApiToken",
     "BenchmarkRun",
     "BenchmarkSpec",
+    "KernelGroupStatPublic",
+    "KernelGroupStatRecord",
     "KernelStatPublic",
     "KernelStatRecord",
     "KernelStatsPublic",

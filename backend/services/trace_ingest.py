@@ -7,7 +7,7 @@ trace already ready or replaces whatever a killed attempt left, inside one trans
 import logging
 from datetime import UTC, datetime
 
-from sqlalchemy import delete, insert, update
+from sqlalchemy import delete, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session
 
@@ -15,6 +15,7 @@ from backend.core.config import Settings
 from backend.models import KernelStatRecord, Trace, TraceEvent, TraceStatus
 from backend.services.blob_store import blob_path
 from backend.services.event_store import insert_events
+from backend.services.kernel_stats import store_kernel_stats
 from backend.services.progress import ProgressReporter
 from backend.services.timeline_index import build_timeline_index
 from ingest import PARSER_VERSION, SCHEMA_VERSION, IngestError, parse_file
@@ -85,12 +86,10 @@ def _load(
         force=True,
     )
     build_timeline_index(conn, trace_id)
-    kernels = stats.kernels()
-    if kernels:
-        conn.execute(
-            insert(KernelStatRecord),
-            [{"trace_id": trace_id, "rank": i, **k.as_dict()} for i, k in enumerate(kernels)],
-        )
+    summary = analysis.summary(parsed.meta)  # first: it resolves each kernel's launching op
+    store_kernel_stats(
+        conn, trace_id=trace_id, kernels=stats.kernels(), groups=analysis.kernel_groups()
+    )
     conn.execute(
         update(Trace)
         .where(Trace.id == trace_id)  # type: ignore[arg-type]
@@ -109,7 +108,7 @@ def _load(
             warnings=report.warnings,
             start_ns=stats.start_ns,
             duration_ns=stats.duration_ns,
-            summary=analysis.summary(parsed.meta),
+            summary=summary,
             progress=None,
             updated_at=_now(),
         )

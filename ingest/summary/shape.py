@@ -1,7 +1,6 @@
-"""Trace-level summaries computed once while events stream past (owner: trace views, #6).
+"""The shape of the stored trace summary: the contract the pages are built against.
 
-`SummaryBuilder.add(event)` is called for every event, in file order, and `finish(meta)`
-returns a JSON-ready `Summary` stored in `traces.summary`, served by
+`SummaryBuilder.finish` returns a `Summary`, stored in `traces.summary`, served by
 `GET /api/v1/traces/{id}/summary` and printed by `perfdash ingest --json` under "summary".
 
 The shape below is the contract the pages are built against. Units are in the field
@@ -9,27 +8,16 @@ names: `_ns` integer nanoseconds, `_bytes` integer bytes, `_pct` a float percent
 [0, 100] rounded to 3 decimals. A figure that cannot be computed from the trace (no steps,
 no memory events, no correlation ids...) is `None` or an empty list, never a fake 0.
 
-Public surface: `Summary` and its parts, `SUMMARY_VERSION`, `SummaryBuilder`.
+Public surface: `Summary` and its parts, `SUMMARY_VERSION`.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
-from ingest.events import Event, TraceMeta
+from ingest.distribution import Distribution
 
 SUMMARY_VERSION = 1
-
-
-class Distribution(TypedDict):
-    """Exact order statistics of a set of integer durations (nearest-rank percentiles)."""
-
-    count: int
-    mean_ns: int  # floor of the mean
-    min_ns: int
-    p50_ns: int  # nearest rank: the ceil(0.50 * count)-th smallest value
-    p95_ns: int  # nearest rank: the ceil(0.95 * count)-th smallest value
-    max_ns: int
 
 
 class ExclusiveSplit(TypedDict):
@@ -59,12 +47,13 @@ class TimeSplit(TypedDict):
     compute_ns: int  # union of non-communication kernels
     communication_ns: int  # union of communication kernels (NCCL/RCCL, see ingest.classify)
     memcpy_ns: int  # union of all memcpy activity
+    copy_host_ns: int  # union of H2D and D2H memcpy (the copy-overlap denominator)
     memset_ns: int  # union of all memset activity
     exclusive: ExclusiveSplit
     comm_compute_overlap_ns: int  # time communication and compute kernels ran together
     comm_compute_overlap_pct: float | None  # overlap / communication_ns; None without comm
     copy_compute_overlap_ns: int  # time H2D or D2H copies ran together with compute
-    copy_compute_overlap_pct: float | None  # overlap / (H2D+D2H union); None without copies
+    copy_compute_overlap_pct: float | None  # overlap / copy_host_ns; None without copies
 
 
 class DeviceSummary(TypedDict):
@@ -233,18 +222,3 @@ class Summary(TypedDict):
     fusion: FusionSummary
     communication: CommunicationSummary
     idle_gaps: list[IdleGap]  # the longest 20 per device, longest first
-
-
-class SummaryBuilder:
-    """Feed events with `add`; `finish` returns the summary dict."""
-
-    def __init__(self) -> None:
-        self.events = 0
-
-    def add(self, event: Event) -> None:
-        """Account for one event."""
-        self.events += 1
-
-    def finish(self, meta: TraceMeta) -> dict[str, Any]:
-        """The JSON-ready summary of everything added."""
-        return {"events": self.events}
