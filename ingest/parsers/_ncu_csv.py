@@ -1,0 +1,246 @@
+"""Reading the three shapes of ``ncu --csv`` output into one record per kernel launch.
+
+- ``--page raw``: wide, one row per launch, one column per metric, a units row first.
+- ``--page details``: long, one row per (launch, section, metric) with its own unit; section
+  labels (``Duration``, ``Achieved Occupancy``...) are mapped to the metric they show.
+- ``--print-summary per-kernel``: long, one row per (kernel, metric) with min/max/average.
+
+Whatever the shape, a `Launch` holds identification strings, numeric metrics in base units
+(ns for times) and non-numeric metric text. The file is read line by line.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from itertools import chain
+from pathlib import Path
+from typing import IO, Any
+
+from ingest.errors import ParseError
+from ingest.events import ParseReport
+from ingest.parsers._ncu_metrics import number, unit_factor, unit_kind
+
+Metrics = Mapping[str, float]
+ID_COLUMNS = frozenset(
+    {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context",
+     "Stream", "Block Size", "Grid Size", "Device", "CC"}
+)  # fmt: skip
+DETAIL_COLUMNS = frozenset(
+    {"Section Name", "Metric Name", "Metric Unit", "Metric Value", "Rule Name", "Rule Type",
+     "Rule Description", "Estimated Speedup Type", "Estimated Speedup"}
+)  # fmt: skip
+SUMMARY_COLUMNS = frozenset(
+    {"Invocations", "Section Name", "Metric Name", "Metric Unit", "Minimum", "Maximum", "Average"}
+)
+# Section labels of the details/summary pages -> the metric they display; (label, unit kind).
+LABELS: dict[tuple[str, str], str] = {
+    ("Duration", "time"): "gpu__time_duration.sum",
+    ("Memory Throughput", "%"): "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    ("Memory Throughput", "rate"): "dram__bytes.sum.per_second",
+    ("Compute (SM) Throughput", "%"): "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    ("SM Frequency", "rate"): "sm__cycles_elapsed.avg.per_second",
+    ("DRAM Frequency", "rate"): "dram__cycles_elapsed.avg.per_second",
+    ("Memory Frequency", "rate"): "dram__cycles_elapsed.avg.per_second",
+    ("Achieved Occupancy", "%"): "sm__warps_active.avg.pct_of_peak_sustained_active",
+    ("Registers Per Thread", "other"): "launch__registers_per_thread",
+    ("Static Shared Memory Per Block", "other"): "launch__shared_mem_per_block_static",
+    ("Dynamic Shared Memory Per Block", "other"): "launch__shared_mem_per_block_dynamic",
+    ("# SMs", "other"): "device__attribute_multiprocessor_count",
+}
+_METRIC_NAME = re.compile(r"^[a-z][a-z0-9]*__[A-Za-z0-9_.]+$")
+_HEADER_STARTS = ('"ID",', '"Process ID",', "ID,", "Process ID,")
+_MAX_PREAMBLE_LINES = 100_000
+
+
+@dataclass
+class Launch:
+    """One kernel launch (or one summarised kernel) as read from the CSV."""
+
+    ids: dict[str, str]
+    metrics: dict[str, float] = field(default_factory=dict)
+    text: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    where: str = ""
+
+
+@dataclass
+class OpenedCsv:
+    """The detected page and a one-shot iterator of launches; `close` releases the file."""
+
+    page: str
+    launches: Iterator[Launch]
+    handle: IO[str]
+
+    def close(self) -> None:
+        """Close the underlying file."""
+        self.handle.close()
+
+
+def open_csv(path: Path, source: str, report: ParseReport) -> OpenedCsv:
+    """Find the header past any preamble and pick the reader for the page it shows.
+
+    Raises:
+        ParseError: the file is empty or has no ncu CSV header.
+    """
+    handle = path.open(encoding="utf-8", errors="replace", newline="")
+    try:
+        header, line_no = _find_header(handle, source)
+    except BaseException:
+        handle.close()
+        raise
+    rows = csv.reader(handle)
+    if "Metric Value" in header:
+        page, launches = "details", _details(rows, header, line_no, report)
+    elif "Average" in header and "Invocations" in header:
+        page, launches = "summary", _summary(rows, header, line_no, report)
+    else:
+        page, launches = "raw", _raw(rows, header, line_no, report)
+    return OpenedCsv(page=page, launches=launches, handle=handle)
+
+
+def _find_header(handle: IO[str], source: str) -> tuple[list[str], int]:
+    first_error = ""
+    seen_text = False
+    for line_no, line in enumerate(handle, start=1):
+        seen_text = seen_text or bool(line.strip())
+        if line.startswith(_HEADER_STARTS):
+            return next(csv.reader([line])), line_no
+        if line.startswith("==ERROR==") and not first_error:
+            first_error = f"; ncu printed: {line.strip()[:200]}"
+        if line_no >= _MAX_PREAMBLE_LINES:
+            break
+    if not seen_text:
+        raise ParseError("the Nsight Compute CSV is empty", source=source)
+    raise ParseError(
+        'no Nsight Compute CSV header (a line starting with "ID","Process ID" or '
+        f'"Process ID","Process Name"){first_error}',
+        source=source,
+    )
+
+
+def _warn_unknown(header: list[str], known: frozenset[str], report: ParseReport) -> None:
+    unknown = [h for h in header if h not in known and not _METRIC_NAME.match(h)]
+    if unknown and len(report.warnings) < report.max_warnings:
+        report.warnings.append(f"ignored unknown column(s): {', '.join(unknown[:20])}")
+
+
+def _raw(
+    rows: Iterator[list[str]], header: list[str], line_no: int, report: ParseReport
+) -> Iterator[Launch]:
+    _warn_unknown(header, ID_COLUMNS, report)
+    ids = [(i, h) for i, h in enumerate(header) if h in ID_COLUMNS]
+    metric_cols = [(i, h) for i, h in enumerate(header) if _METRIC_NAME.match(h)]
+    factors: dict[int, float] = {}
+    for offset, row in enumerate(rows, start=line_no + 1):
+        if len(row) != len(header):
+            report.skip(f"line {offset}: {len(row)} fields where the header has {len(header)}")
+            continue
+        if not row[0] and not factors:  # the units row under the header
+            factors = {i: unit_factor(row[i]) or 1.0 for i, _ in metric_cols}
+            continue
+        launch = Launch(ids={h: row[i] for i, h in ids}, where=f"line {offset}")
+        for i, name in metric_cols:
+            value = number(row[i])
+            if value is None:
+                if row[i]:
+                    launch.text[name] = row[i]
+            else:
+                launch.metrics[name] = value * factors.get(i, 1.0)
+        yield launch
+
+
+def _metric_name(label: str, unit: str) -> str | None:
+    """The metric a details/summary row shows: its raw name, or a known section label.
+
+    >>> _metric_name("Duration", "usecond"), _metric_name("dram__bytes.sum", "Mbyte")
+    ('gpu__time_duration.sum', 'dram__bytes.sum')
+    >>> _metric_name("Memory Throughput", "Gbyte/second"), _metric_name("Threads", "thread")
+    ('dram__bytes.sum.per_second', None)
+    """
+    if _METRIC_NAME.match(label):
+        return label
+    kind = unit_kind(unit)
+    return LABELS.get((label, kind))
+
+
+def _long_rows(
+    rows: Iterator[list[str]],
+    header: list[str],
+    line_no: int,
+    report: ParseReport,
+    key_cols: list[str],
+) -> Iterator[tuple[tuple[str, ...], dict[str, str], int]]:
+    """Rows of a long page as dicts, with the identity key of the launch they belong to."""
+    for offset, row in enumerate(rows, start=line_no + 1):
+        if len(row) < len(header) - 4:  # rule rows may end early; metric rows never do
+            report.skip(f"line {offset}: {len(row)} fields where the header has {len(header)}")
+            continue
+        cells = dict(zip(header, chain(row, [""] * len(header)), strict=False))
+        yield tuple(cells.get(c, "") for c in key_cols), cells, offset
+
+
+def _details(
+    rows: Iterator[list[str]], header: list[str], line_no: int, report: ParseReport
+) -> Iterator[Launch]:
+    _warn_unknown(header, ID_COLUMNS | DETAIL_COLUMNS, report)
+    key_cols = [c for c in header if c in ID_COLUMNS]
+    current: Launch | None = None
+    current_key: tuple[str, ...] | None = None
+    for key, cells, offset in _long_rows(rows, header, line_no, report, key_cols):
+        if key != current_key:
+            if current is not None:
+                yield current
+            current_key = key
+            current = Launch(ids={c: cells[c] for c in key_cols}, where=f"line {offset}")
+        assert current is not None
+        _add_value(current, cells.get("Metric Name", ""), cells.get("Metric Unit", ""),
+                   cells.get("Metric Value", ""))  # fmt: skip
+    if current is not None:
+        yield current
+
+
+def _summary(
+    rows: Iterator[list[str]], header: list[str], line_no: int, report: ParseReport
+) -> Iterator[Launch]:
+    _warn_unknown(header, ID_COLUMNS | SUMMARY_COLUMNS, report)
+    key_cols = [c for c in header if c in ID_COLUMNS or c == "Invocations"]
+    current: Launch | None = None
+    current_key: tuple[str, ...] | None = None
+    for key, cells, offset in _long_rows(rows, header, line_no, report, key_cols):
+        if key != current_key:
+            if current is not None:
+                yield current
+            current_key = key
+            current = Launch(ids={c: cells[c] for c in key_cols}, where=f"line {offset}")
+            current.extra = {"aggregate": "average", "invocations": _count(cells["Invocations"])}
+        assert current is not None
+        name = _add_value(current, cells.get("Metric Name", ""), cells.get("Metric Unit", ""),
+                          cells.get("Average", ""))  # fmt: skip
+        if name == "gpu__time_duration.sum":
+            factor = unit_factor(cells.get("Metric Unit", "")) or 1.0
+            for col, arg in (("Minimum", "duration_min_ns"), ("Maximum", "duration_max_ns")):
+                value = number(cells.get(col, ""))
+                current.extra[arg] = None if value is None else value * factor
+    if current is not None:
+        yield current
+
+
+def _add_value(launch: Launch, label: str, unit: str, raw: str) -> str | None:
+    name = _metric_name(label, unit)
+    if name is None:
+        return None
+    value = number(raw)
+    if value is None:
+        if raw:
+            launch.text[name] = raw
+        return name
+    launch.metrics[name] = value * (unit_factor(unit) or 1.0)
+    return name
+
+
+def _count(text: str) -> int | None:
+    value = number(text)
+    return None if value is None else int(value)

@@ -1,0 +1,158 @@
+"""Opening an Nsight Systems sqlite export and reading what describes it (FORMATS.md §2).
+
+The exporter's schema changed between 2021 and 2025 (2.x ``EXPORT_META_DATA`` and no
+``ENUM_*`` tables; 3.x ``META_DATA_EXPORT``, green contexts, ``CUDA_GRAPH_NODE_EVENTS``), and
+tables exist only when a run recorded such events. So the reader asks sqlite which tables and
+columns exist and builds its queries from that, instead of assuming one schema.
+
+Never read here: ``TARGET_INFO_SYSTEM_ENV`` and ``META_DATA_CAPTURE``, which hold the
+profiled machine's environment variables (sometimes secrets).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from ingest.errors import ParseError, UnsupportedFormatError
+from ingest.events import Device
+
+META_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")  # schema 3.x, 2.x
+KNOWN_SCHEMA_MAJORS = (2, 3)
+_LOCK_TIMEOUT_S = 2.0
+_KEPT_META = {"EXPORT_PRODUCT_VERSION": "nsys_version", "EXPORT_SCHEMA_VERSION": "schema_version"}
+# TARGET_INFO_GPU column -> Device.properties key (the roofline view reads peak_dram_bytes_per_s).
+_GPU_PROPERTIES = {
+    "busLocation": "bus_location",
+    "chipName": "chip",
+    "uuid": "uuid",
+    "totalMemory": "total_memory_bytes",
+    "memoryBandwidth": "peak_dram_bytes_per_s",  # bytes/s despite its column comment
+    "clockRate": "sm_clock_hz",
+    "smCount": "sm_count",
+    "l2CacheSize": "l2_cache_bytes",
+    "maxWarpsPerSm": "max_warps_per_sm",
+    "maxShmemPerBlockOptin": "max_shared_memory_per_block_optin_bytes",
+    "cuDevice": "cu_device",
+}
+
+
+def open_readonly(path: Path, source: str) -> sqlite3.Connection:
+    """Open the export read-only (the upload is never modified) and check it is sqlite.
+
+    Raises:
+        ParseError: the file is not a readable sqlite database, or is locked.
+    """
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=_LOCK_TIMEOUT_S, check_same_thread=False)
+        conn.execute("PRAGMA query_only = 1")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as e:
+        raise sqlite_error(e, source, "opening the database") from e
+    return conn
+
+
+def sqlite_error(error: sqlite3.Error, source: str, where: str) -> ParseError:
+    """A ParseError that says in plain words what sqlite's complaint means."""
+    text = str(error)
+    if "locked" in text or "busy" in text:
+        hint = "the sqlite file is locked by another program (is nsys still writing it?)"
+    elif "malformed" in text or "not a database" in text or "corrupt" in text:
+        hint = "the sqlite file is truncated or corrupt"
+    else:
+        hint = "the sqlite file cannot be read"
+    return ParseError(f"{hint}: sqlite said '{text}' while {where}", source=source)
+
+
+def tables(conn: sqlite3.Connection) -> set[str]:
+    """Names of the tables in the export."""
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    """Column names of one table (the name comes from sqlite_master, never from the user)."""
+    return {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
+
+
+def check_export(present: set[str], source: str) -> str:
+    """Return the metadata table's name, or explain why this is not an nsys export.
+
+    Raises:
+        UnsupportedFormatError: a required table is missing; the message names it.
+    """
+    meta = next((t for t in META_TABLES if t in present), None)
+    missing = [] if "StringIds" in present else ["StringIds"]
+    if meta is None:
+        missing.append(" or ".join(META_TABLES))
+    if missing:
+        raise UnsupportedFormatError(
+            f"{source}: a sqlite database but not an Nsight Systems export "
+            f"(`nsys export --type sqlite`): missing table(s) {', '.join(missing)}"
+        )
+    assert meta is not None
+    return meta
+
+
+def read_metadata(conn: sqlite3.Connection, meta_table: str, source: str) -> dict[str, str]:
+    """The exporter's product and schema version (whitelisted), checking the schema is known.
+
+    Raises:
+        UnsupportedFormatError: the schema's major version is not 2 or 3.
+    """
+    rows = conn.execute(f'SELECT name, value FROM "{meta_table}"')
+    kept = {_KEPT_META[n]: str(v) for n, v in rows if n in _KEPT_META}
+    version = kept.get("schema_version", "")
+    major = version.split(".", 1)[0]
+    if major.isdigit() and int(major) not in KNOWN_SCHEMA_MAJORS:
+        raise UnsupportedFormatError(
+            f"{source}: Nsight Systems export schema {version} is not one perfdash knows "
+            f"(it reads schema 2.x and 3.x, nsys 2021 to 2025)"
+        )
+    return kept
+
+
+def session_start_ns(conn: sqlite3.Connection, present: set[str]) -> int | None:
+    """Wall-clock UTC ns of the session's time zero, when recorded."""
+    if "TARGET_INFO_SESSION_START_TIME" not in present:
+        return None
+    if "utcEpochNs" not in columns(conn, "TARGET_INFO_SESSION_START_TIME"):
+        return None
+    row = conn.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
+    return int(row[0]) if row and isinstance(row[0], int) else None
+
+
+def read_devices(conn: sqlite3.Connection, present: set[str]) -> list[Device]:
+    """GPUs by CUDA ordinal: ``TARGET_INFO_CUDA_DEVICE.cudaId`` when the export maps them,
+    else ``TARGET_INFO_GPU.cuDevice`` (``id`` is not the ordinal: FORMATS.md §2.4)."""
+    if "TARGET_INFO_GPU" not in present:
+        return []
+    cols = columns(conn, "TARGET_INFO_GPU")
+    wanted = [
+        c for c in ("id", "name", "computeMajor", "computeMinor", *_GPU_PROPERTIES) if c in cols
+    ]
+    ordinal = _cuda_ordinals(conn, present)
+    devices: dict[int, Device] = {}
+    for values in conn.execute(f"SELECT {', '.join(wanted)} FROM TARGET_INFO_GPU"):
+        row = dict(zip(wanted, values, strict=True))
+        gpu_id = row.get("id")
+        if ordinal and gpu_id not in ordinal:
+            continue  # a GPU of the node that the profiled processes did not use
+        index = ordinal.get(gpu_id) if ordinal else row.get("cuDevice", gpu_id)
+        if not isinstance(index, int) or index in devices:
+            continue
+        props = {key: row[col] for col, key in _GPU_PROPERTIES.items() if row.get(col) is not None}
+        if isinstance(row.get("computeMajor"), int) and isinstance(row.get("computeMinor"), int):
+            props["compute_capability"] = f"{row['computeMajor']}.{row['computeMinor']}"
+        devices[index] = Device(index=index, name=str(row.get("name") or ""), properties=props)
+    return [devices[i] for i in sorted(devices)]
+
+
+def _cuda_ordinals(conn: sqlite3.Connection, present: set[str]) -> dict[object, int]:
+    if "TARGET_INFO_CUDA_DEVICE" not in present:
+        return {}
+    if not {"gpuId", "cudaId"} <= columns(conn, "TARGET_INFO_CUDA_DEVICE"):
+        return {}
+    rows = conn.execute("SELECT gpuId, cudaId FROM TARGET_INFO_CUDA_DEVICE ORDER BY cudaId")
+    return {gpu: cuda for gpu, cuda in rows if isinstance(cuda, int)}

@@ -1,0 +1,154 @@
+"""Nsight Systems: ``nsys export --type sqlite`` files (schemas 2.x and 3.x, nsys 2021-2025).
+
+What is read (FORMATS.md §2): kernels (demangled name as the event name, as
+``nsys stats --report cuda_gpu_kern_sum`` groups them; short name, grid, block, registers,
+static and dynamic shared memory, context and graph node id in args), memcpy (kind, bytes,
+pinned/pageable ends, bandwidth), memset, synchronisations, CUDA runtime and driver calls
+(backtrace duplicates dropped), NVTX ranges with their domains, CUDA graph node creation,
+and the GPUs (``TARGET_INFO_GPU``, by CUDA ordinal, ``peak_dram_bytes_per_s`` from
+``memoryBandwidth``). Times stay on the session's timeline (ns from capture start); the
+wall-clock start is ``metadata["session_start_utc_ns"]``.
+
+The upload is opened read-only and never modified. ``TARGET_INFO_SYSTEM_ENV`` and
+``META_DATA_CAPTURE`` (environment variables) are never read. An ``.nsys-rep`` is exported
+to sqlite first when the worker has ``nsys`` (`ingest.tools.ExternalTools`); otherwise the
+error gives the command.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ingest._io import read_head
+from ingest.errors import UnsupportedFormatError
+from ingest.events import Event, ParseReport, TraceFormat, TraceMeta
+from ingest.parsers import _nsys_events as tables
+from ingest.parsers import _nsys_schema as schema
+from ingest.tools import ExternalTools, export_nsys_sqlite, is_nsys_report
+
+_PROGRESS_MASK = (1 << 16) - 1  # update progress every 65,536 rows
+_Reader = Callable[[sqlite3.Connection, set[str], ParseReport], Iterator[Event]]
+READERS: dict[str, _Reader] = {
+    tables.KERNEL: lambda c, cols, _r: tables.kernels(c, cols),
+    tables.MEMCPY: lambda c, cols, _r: tables.memcpys(c, cols),
+    tables.MEMSET: lambda c, cols, _r: tables.memsets(c, cols),
+    tables.SYNC: lambda c, cols, _r: tables.syncs(c, cols),
+    tables.RUNTIME: tables.runtime_calls,
+    tables.NVTX: tables.nvtx_ranges,
+    tables.GRAPH_NODES: lambda c, cols, _r: tables.graph_nodes(c, cols),
+}
+
+
+def parse(
+    path: Path,
+    report: ParseReport,
+    *,
+    max_bytes: int,
+    source: str,
+    tools: ExternalTools | None = None,
+) -> tuple[TraceMeta, Iterator[Event]]:
+    """Read an Nsight Systems sqlite export (or an ``.nsys-rep``, through ``nsys export``).
+
+    Args:
+        path: the sqlite file or report.
+        report: receives skipped-row counts and warnings.
+        max_bytes: unused (sqlite is read in place, never decompressed); kept for the
+            registry's common signature.
+        source: the file name shown in errors.
+        tools: where the worker's ``nsys`` is, for ``.nsys-rep`` uploads.
+
+    Returns:
+        The trace metadata and an iterator over normalised events.
+
+    Raises:
+        UnsupportedFormatError: not an nsys export (the message names the missing tables),
+            an unknown schema, or an ``.nsys-rep`` with no ``nsys`` configured.
+        ParseError: the sqlite file is locked, truncated or corrupt.
+    """
+    del max_bytes
+    workdir: Path | None = None
+    if is_nsys_report(read_head(path, 64), source):
+        workdir = Path(tempfile.mkdtemp(prefix="perfdash-nsys-"))
+        try:
+            path = export_nsys_sqlite(path, workdir, tools or ExternalTools(), source)
+        except BaseException:
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
+    try:
+        conn = schema.open_readonly(path, source)
+        meta, plan = _prepare(conn, source, report)
+    except BaseException:
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    report.bytes_total = path.stat().st_size
+    return meta, _events(conn, plan, report, source, workdir)
+
+
+def _prepare(
+    conn: sqlite3.Connection, source: str, report: ParseReport
+) -> tuple[TraceMeta, list[tuple[str, set[str]]]]:
+    """Check the schema and read the metadata; return which tables to read, with columns."""
+    try:
+        present = schema.tables(conn)
+        meta_table = schema.check_export(present, source)
+        meta = TraceMeta(format=TraceFormat.NSYS_SQLITE)
+        meta.metadata = dict(schema.read_metadata(conn, meta_table, source))
+        start = schema.session_start_ns(conn, present)
+        if start is not None:
+            meta.metadata["session_start_utc_ns"] = start
+        meta.devices = schema.read_devices(conn, present)
+        plan = [(t, schema.columns(conn, t)) for t in READERS if t in present]
+    except sqlite3.Error as e:
+        conn.close()
+        raise schema.sqlite_error(e, source, "reading the export's schema") from e
+    except BaseException:
+        conn.close()
+        raise
+    for table, cols in plan:
+        missing = [c for c in tables.REQUIRED_COLUMNS[table] if c not in cols]
+        if table == tables.KERNEL and not {"demangledName", "shortName"} & cols:
+            missing.append("demangledName or shortName")
+        if missing:
+            conn.close()
+            raise UnsupportedFormatError(
+                f"{source}: Nsight Systems table {table} has an unknown schema: missing "
+                f"column(s) {', '.join(missing)}"
+            )
+    if not plan:
+        tables.warn(report, "the export holds no CUDA or NVTX activity tables")
+    return meta, plan
+
+
+def _events(
+    conn: sqlite3.Connection,
+    plan: list[tuple[str, set[str]]],
+    report: ParseReport,
+    source: str,
+    workdir: Path | None,
+) -> Iterator[Event]:
+    """Stream every table in turn; sqlite errors mid-way become a ParseError naming the table.
+
+    Progress (`report.bytes_done`) is the file size times the share of rows read so far.
+    """
+    try:
+        rows = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t, _ in plan}
+        total, done = sum(rows.values()) or 1, 0
+        for table, cols in plan:
+            try:
+                for i, event in enumerate(READERS[table](conn, cols, report)):
+                    if not i & _PROGRESS_MASK:
+                        report.bytes_done = report.bytes_total * (done + i) // total
+                    yield event
+            except sqlite3.Error as e:
+                raise schema.sqlite_error(e, source, f"reading {table}") from e
+            done += rows[table]
+        report.bytes_done = report.bytes_total
+    finally:
+        conn.close()
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
