@@ -7,8 +7,11 @@ from pathlib import Path
 from ingest._io import read_head
 from ingest.errors import UnsupportedFormatError
 from ingest.events import TraceFormat
+from ingest.tools import is_ncu_report, is_nsys_report
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_NCU_PREAMBLE = ("==PROF==", "==WARNING==", "==ERROR==")
+_NCU_HEADERS = ('"ID","Process ID"', '"Process ID","Process Name","Host Name","Kernel Name"')
 _KINETO_KEYS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"displayTimeUnit"')
 
 
@@ -23,12 +26,14 @@ def detect_format(path: Path, source: str = "") -> TraceFormat:
     stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not stripped:
         raise UnsupportedFormatError(f"{name}: the file is empty")
-    if head.startswith(_SQLITE_MAGIC):
-        return TraceFormat.NSYS_SQLITE
+    if head.startswith(_SQLITE_MAGIC) or is_nsys_report(head, name):
+        return TraceFormat.NSYS_SQLITE  # the nsys parser names any missing tables
+    if is_ncu_report(head, name):
+        return TraceFormat.NCU_CSV
     if stripped.startswith(b"{") and any(k in head for k in _KINETO_KEYS):
         return TraceFormat.KINETO
     text = stripped.decode("utf-8", errors="replace")
-    if text.startswith("==PROF==") or '"ID","Process ID"' in text:
+    if text.startswith(_NCU_PREAMBLE) or any(h in text for h in _NCU_HEADERS):
         return TraceFormat.NCU_CSV
     if "KernelName" in text.splitlines()[0] or "Kernel_Name" in text.splitlines()[0]:
         return TraceFormat.ROCPROF_CSV

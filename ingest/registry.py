@@ -13,11 +13,18 @@ from ingest._io import DEFAULT_MAX_DECOMPRESSED
 from ingest.detect import detect_format
 from ingest.errors import UnsupportedFormatError
 from ingest.events import Event, ParseReport, TraceFormat, TraceMeta
-from ingest.parsers import kineto
+from ingest.parsers import kineto, ncu, nsys
+from ingest.tools import ExternalTools
 
 PARSER_VERSION = "1"
 Parser = Callable[..., tuple[TraceMeta, Iterator[Event]]]
-PARSERS: dict[TraceFormat, Parser] = {TraceFormat.KINETO: kineto.parse}
+PARSERS: dict[TraceFormat, Parser] = {
+    TraceFormat.KINETO: kineto.parse,
+    TraceFormat.NSYS_SQLITE: nsys.parse,
+    TraceFormat.NCU_CSV: ncu.parse,
+}
+# Formats whose binary reports need a vendor tool: their parsers take `tools=ExternalTools`.
+TOOL_FORMATS = frozenset({TraceFormat.NSYS_SQLITE, TraceFormat.NCU_CSV})
 SUPPORTED_FORMATS = tuple(PARSERS)
 
 
@@ -31,7 +38,11 @@ class ParsedTrace:
 
 
 def parse_file(
-    path: Path, *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED, source: str = ""
+    path: Path,
+    *,
+    max_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    source: str = "",
+    tools: ExternalTools | None = None,
 ) -> ParsedTrace:
     """Detect the format of `path` and start parsing it.
 
@@ -39,6 +50,7 @@ def parse_file(
         path: the file to read.
         max_bytes: cap on the decompressed size.
         source: the name the user knows the file by (errors quote it); default `path.name`.
+        tools: vendor tools (nsys, ncu) that turn binary reports into readable files.
 
     Raises:
         UnsupportedFormatError: unknown format, or a known one perfdash cannot read yet.
@@ -53,5 +65,6 @@ def parse_file(
             f"supported: {', '.join(f.value for f in SUPPORTED_FORMATS)}"
         )
     report = ParseReport()
-    meta, events = parser(path, report, max_bytes=max_bytes, source=source)
+    extra = {"tools": tools} if fmt in TOOL_FORMATS else {}
+    meta, events = parser(path, report, max_bytes=max_bytes, source=source, **extra)
     return ParsedTrace(meta=meta, events=events, report=report)

@@ -41,6 +41,16 @@ class Settings(BaseSettings):
     seed_samples: bool = Field(
         default=True, description="Load sample traces into an empty database."
     )
+    nsys_path: Path | None = Field(
+        default=None,
+        description="Nsight Systems `nsys` on the worker: .nsys-rep uploads are exported to "
+        "sqlite with it; unset means they fail with the `nsys export` command to run.",
+    )
+    ncu_path: Path | None = Field(
+        default=None,
+        description="Nsight Compute `ncu` on the worker: .ncu-rep uploads are read through "
+        "`ncu --import --csv --page raw`; unset means they fail with that command.",
+    )
 
     @field_validator("database_url")
     @classmethod

@@ -20,6 +20,7 @@ from backend.services.progress import ProgressReporter
 from backend.services.timeline_index import build_timeline_index
 from ingest import PARSER_VERSION, SCHEMA_VERSION, IngestError, parse_file
 from ingest.analysis import TraceAnalysis
+from ingest.tools import ExternalTools
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,8 @@ def _load(
     path = blob_path(settings.blob_dir, sha)
     if not path.exists():
         raise IngestError(f"the uploaded bytes (sha256 {sha}) are missing from the blob store")
-    parsed = parse_file(path, max_bytes=settings.max_decompressed_bytes, source=name)
+    tools = ExternalTools(nsys=settings.nsys_path, ncu=settings.ncu_path)
+    parsed = parse_file(path, max_bytes=settings.max_decompressed_bytes, source=name, tools=tools)
     report = parsed.report
 
     def on_batch(events: int) -> None:
