@@ -1,0 +1,121 @@
+"""`/slas`: the SLA board, every SLA a tile (green pass, red fail, grey no data), for a wall.
+
+Grouped by project and benchmark; filters by project, branch and GPU; refreshed every
+30 s with `dcc.Interval`, so it can stay open on a screen.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Any
+
+import dash
+from dash import Input, Output, callback, dcc, html
+
+from dashboard.api_client import ApiError, current_client
+from dashboard.clients.metrics import get_board, get_facets
+from dashboard.components import notice
+from dashboard.components.sla_tile import sla_tile
+
+dash.register_page(  # type: ignore[no-untyped-call]
+    __name__, path="/slas", title="SLA board · perfdash", name="SLAs", order=20
+)
+
+SLAS_PROJECT = "slas-project"
+SLAS_BRANCH = "slas-branch"
+SLAS_GPU = "slas-gpu"
+SLAS_BOARD = "slas-board"
+SLAS_POLL = "slas-poll"
+REFRESH_MS = 30_000
+
+
+def _dropdown(element_id: str, label: str, options: list[str], value: str | None) -> html.Label:
+    return html.Label(
+        [
+            label,
+            dcc.Dropdown(
+                id=element_id,
+                options=options,
+                value=value,
+                placeholder="all",
+                clearable=True,
+                className="slas-filter",
+            ),
+        ],
+        className="slas-filter-label",
+    )
+
+
+def _summary(slas: list[dict[str, Any]]) -> html.Div:
+    counts = {
+        k: sum(1 for s in slas if (s.get("status") or "no_data") == k)
+        for k in ("fail", "pass", "no_data")
+    }
+    return html.Div(
+        [
+            html.Span(f"{n} {k.replace('_', ' ')}", className=f"slas-count slas-count-{k}")
+            for k, n in counts.items()
+        ],
+        className="slas-summary",
+        id="slas-summary",
+    )
+
+
+def render_board(slas: list[dict[str, Any]]) -> list[Any]:
+    """Groups of tiles, project then benchmark."""
+    if not slas:
+        return [notice("No SLAs yet: apply some with `perfdash sla apply slas.yaml`.", "info")]
+    sections: list[Any] = [_summary(slas)]
+    for project, in_project in groupby(slas, key=lambda s: s["project"]):
+        groups = [
+            html.Div(
+                [
+                    html.H3(benchmark, className="slas-benchmark"),
+                    html.Div([sla_tile(s) for s in tiles], className="slas-grid"),
+                ]
+            )
+            for benchmark, tiles in groupby(in_project, key=lambda s: s["benchmark"])
+        ]
+        sections.append(html.Section([html.H2(project), *groups], className="slas-project"))
+    return sections
+
+
+def layout(
+    project: str | None = None, branch: str | None = None, gpu: str | None = None, **_query: str
+) -> html.Div:
+    """Filters from what the API has seen; the board itself is filled by the callback."""
+    try:
+        facets = get_facets(current_client())
+    except ApiError:
+        facets = {"projects": [], "branches": [], "gpus": []}
+    return html.Div(
+        [
+            html.Div(
+                [
+                    html.H1("SLA board", className="page-title"),
+                    _dropdown(SLAS_PROJECT, "Project", facets["projects"], project),
+                    _dropdown(SLAS_BRANCH, "Branch", facets["branches"], branch),
+                    _dropdown(SLAS_GPU, "GPU", facets["gpus"], gpu),
+                ],
+                className="slas-toolbar",
+            ),
+            html.Div(id=SLAS_BOARD, className="slas-board"),
+            dcc.Interval(id=SLAS_POLL, interval=REFRESH_MS),
+        ],
+        className="slas-page",
+    )
+
+
+@callback(
+    Output(SLAS_BOARD, "children"),
+    Input(SLAS_PROJECT, "value"),
+    Input(SLAS_BRANCH, "value"),
+    Input(SLAS_GPU, "value"),
+    Input(SLAS_POLL, "n_intervals"),
+)
+def _refresh(project: str | None, branch: str | None, gpu: str | None, _n: int | None) -> Any:
+    try:
+        slas = get_board(current_client(), project=project, branch=branch, gpu=gpu)
+    except ApiError as e:
+        return notice(f"Could not load the SLA board: {e.detail}", "error")
+    return render_board(slas)
