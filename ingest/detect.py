@@ -7,6 +7,7 @@ from pathlib import Path
 from ingest._io import read_head
 from ingest.errors import UnsupportedFormatError
 from ingest.events import TraceFormat
+from ingest.parsers.rocprof.sniff import sniff_format as sniff_rocprof
 from ingest.tools import is_ncu_report, is_nsys_report
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -26,6 +27,8 @@ def detect_format(path: Path, source: str = "") -> TraceFormat:
     stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not stripped:
         raise UnsupportedFormatError(f"{name}: the file is empty")
+    if (rocprof := sniff_rocprof(path, head)) is not None:
+        return rocprof  # before Kineto: rocprof v1's results.json is a Chrome trace too
     if head.startswith(_SQLITE_MAGIC) or is_nsys_report(head, name):
         return TraceFormat.NSYS_SQLITE  # the nsys parser names any missing tables
     if is_ncu_report(head, name):

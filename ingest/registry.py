@@ -13,7 +13,7 @@ from ingest._io import DEFAULT_MAX_DECOMPRESSED
 from ingest.detect import detect_format
 from ingest.errors import UnsupportedFormatError
 from ingest.events import Event, ParseReport, TraceFormat, TraceMeta
-from ingest.parsers import kineto, ncu, nsys
+from ingest.parsers import kineto, ncu, nsys, rocprof
 from ingest.tools import ExternalTools
 
 PARSER_VERSION = "1"
@@ -22,6 +22,7 @@ PARSERS: dict[TraceFormat, Parser] = {
     TraceFormat.KINETO: kineto.parse,
     TraceFormat.NSYS_SQLITE: nsys.parse,
     TraceFormat.NCU_CSV: ncu.parse,
+    **dict.fromkeys(rocprof.FORMATS, rocprof.parse_one),
 }
 # Formats whose binary reports need a vendor tool: their parsers take `tools=ExternalTools`.
 TOOL_FORMATS = frozenset({TraceFormat.NSYS_SQLITE, TraceFormat.NCU_CSV})

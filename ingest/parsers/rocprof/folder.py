@@ -1,0 +1,250 @@
+"""A rocprof output folder (or one file of it) -> ONE trace.
+
+Files are recognised by content, checked to come from one run, and read in an order that lets
+later tables use earlier ones: agents (devices) and counters first, then dispatches, copies,
+API calls. When a run was written in several formats, one is read: rocpd, else the rocprofv3
+JSON, else the CSVs (a v1 ``results.json`` beside ``results.csv`` adds only its non-kernel
+events). A rocprof-compute workload reads ``pmc_perf.csv`` (or ``timestamps.csv``) with the
+peaks of ``roofline.csv`` and the GPU facts of ``sysinfo.csv``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ingest.errors import ParseError
+from ingest.events import Event, ParseReport, TraceFormat, TraceMeta
+from ingest.parsers.rocprof import compute, rocpd, stats_csv, v1_json, v2_csv, v3_csv, v3_json
+from ingest.parsers.rocprof._common import BOOTTIME, Devices, warn
+from ingest.parsers.rocprof._csv import CsvTable, open_table
+from ingest.parsers.rocprof._files import FileKind, RocFile, check_one_run, classify_file
+from ingest.parsers.rocprof._kinds import V2_TABLES, V3_TABLES, Table
+from ingest.parsers.rocprof.dispatch_csv import iter_dispatches
+
+NO_ACTIVITY = "no activity: the trace has no kernels, copies, API calls or markers"
+STATS_ONLY = (
+    "kept in the trace metadata; per-dispatch events come from results.csv or *_kernel_trace.csv"
+)
+_COMPUTE_NAMES = ("pmc_perf.csv", "timestamps.csv")
+
+
+class _Run:
+    """State shared while one run's files are read."""
+
+    def __init__(self, files: list[RocFile], report: ParseReport, max_bytes: int, source: str):
+        self.files = files
+        self.report = report
+        self.max_bytes = max_bytes
+        self.source = source
+        self.devices = Devices()
+        self.meta = TraceMeta(format=TraceFormat.ROCPROFV3_CSV, metadata=dict(BOOTTIME))
+
+    def table(self, f: RocFile) -> CsvTable:
+        return open_table(f.path, max_bytes=self.max_bytes, source=f.name)
+
+    def of(self, *tables: Table) -> list[RocFile]:
+        return [f for f in self.files if f.table in tables]
+
+
+def parse_files(
+    named: Iterable[tuple[str, Path]], report: ParseReport, *, max_bytes: int, source: str
+) -> tuple[TraceMeta, Iterator[Event]]:
+    """Parse rocprof files that belong to one run into one trace.
+
+    Args:
+        named: ``(name the user knows, path)`` per file.
+        report: receives warnings and skipped records.
+        max_bytes: cap per file (decompressed).
+        source: the upload's name, quoted in errors about the whole set.
+
+    Raises:
+        ParseError: an unknown CSV header, files from different runs, a bad cell, ...
+    """
+    files = [classify_file(name, path) for name, path in named]
+    ignored = [f.name for f in files if f.kind is FileKind.OTHER]
+    if ignored:
+        warn(report, f"ignored files that are no rocprof output: {', '.join(ignored)[:200]}")
+    files = [f for f in files if f.kind is not FileKind.OTHER]
+    if not files:
+        raise _no_rocprof(source)
+    run = _Run(files, report, max_bytes, source)
+    if any(f.table in (Table.ROOFLINE, Table.SYSINFO) for f in files) or any(
+        f.name.rsplit("/", 1)[-1] == "pmc_perf.csv" for f in files
+    ):
+        run.meta.format = TraceFormat.ROCPROF_COMPUTE
+        run.meta.metadata["profiler"] = "rocprof-compute"
+        events = _compute(run)
+    else:
+        run.meta.metadata["run"] = check_one_run(files, source)
+        events = _trace(run)
+    run.meta.metadata["files"] = [f.name for f in files][:50]
+    return run.meta, _finish(run, events)
+
+
+def parse_folder(
+    folder: Path, report: ParseReport, *, max_bytes: int, source: str
+) -> tuple[TraceMeta, Iterator[Event]]:
+    """Parse every file under `folder` (an output folder or an extracted archive) as one run."""
+    named = [
+        (p.relative_to(folder).as_posix(), p) for p in sorted(folder.rglob("*")) if p.is_file()
+    ]
+    return parse_files(named, report, max_bytes=max_bytes, source=source)
+
+
+def parse_members(
+    root: Path,
+    members: Sequence[Any],
+    report: ParseReport,
+    *,
+    max_bytes: int,
+    source: str,
+) -> tuple[TraceMeta, Iterator[Event]]:
+    """`ingest.registry`'s folder-parser hook: extracted archive members (``.name``, ``.path``)."""
+    named = [(f"{m.name}", m.path) for m in members]
+    return parse_files(named, report, max_bytes=max_bytes, source=source)
+
+
+def is_rocprof_folder(folder: Path) -> bool:
+    """Whether any file under `folder` is rocprof output (for routing an extracted archive)."""
+    for p in folder.rglob("*"):
+        if p.is_file():
+            try:
+                kind = classify_file(p.name, p).kind
+            except ParseError:
+                continue
+            if kind is FileKind.ROCPD and not rocpd.is_rocpd(p):
+                continue
+            if kind is not FileKind.OTHER:
+                return True
+    return False
+
+
+def parse_one(
+    path: Path, report: ParseReport, *, max_bytes: int, source: str
+) -> tuple[TraceMeta, Iterator[Event]]:
+    """Parse a single rocprof file (any CSV table, v1/v3 JSON, rocpd)."""
+    return parse_files([(source or path.name, path)], report, max_bytes=max_bytes, source=source)
+
+
+def _no_rocprof(source: str) -> ParseError:
+    return ParseError("no rocprof output found (no rocprof CSV, JSON or rocpd file)", source=source)
+
+
+def _finish(run: _Run, events: Iterable[Event]) -> Iterator[Event]:
+    count = 0
+    for event in events:
+        count += 1
+        yield event
+    run.meta.devices[:] = run.devices.sorted()
+    if count == 0:
+        warn(run.report, NO_ACTIVITY)
+
+
+def _trace(run: _Run) -> Iterator[Event]:
+    kinds = {f.kind for f in run.files}
+    for preferred in (FileKind.ROCPD, FileKind.V3_JSON):
+        if preferred in kinds:
+            chosen = [f for f in run.files if f.kind is preferred]
+            others = [f.name for f in run.files if f.kind is not preferred]
+            if others:
+                warn(run.report, f"read {chosen[0].name}; the same run's {others[0]}... skipped")
+            if len(chosen) > 1:
+                warn(run.report, f"read {chosen[0].name} only of {len(chosen)} {preferred} files")
+            reader = rocpd.parse if preferred is FileKind.ROCPD else v3_json.parse
+            run.meta.metadata["profiler"] = "rocprofv3"
+            return reader(chosen[0], run.meta, run.devices, run.report, max_bytes=run.max_bytes)
+    run.meta.format, run.meta.metadata["profiler"] = _family(run, {f.table for f in run.files})
+    return _csv_set(run)
+
+
+def _csv_set(run: _Run) -> Iterator[Event]:
+    tables = {f.table for f in run.files}
+    for f in run.of(Table.V3_AGENTS):
+        v3_csv.read_agents(run.table(f), run.devices)
+    counters: v3_csv.Counters = {}
+    counter_rows = []
+    for f in run.of(Table.V3_COUNTERS):
+        found, rows = v3_csv.read_counters(run.table(f))
+        counters.update(found)
+        counter_rows.extend(rows)
+    checks = [
+        stats_csv.StatsCheck(stats_csv.read_stats(run.table(f)), f.name)
+        for f in run.of(Table.STATS)
+        if "kernel" in f.name or f.run.endswith("results")
+    ]
+    events: Iterable[Event] = _csv_events(run, tables, counters, counter_rows)
+    if not (tables & {Table.DISPATCHES, Table.V3_KERNELS, Table.V3_COUNTERS}):
+        checks = []
+        for f in run.of(Table.STATS):
+            stat_rows = stats_csv.read_stats(run.table(f))
+            kept = stats_csv.as_metadata(stat_rows)
+            run.meta.metadata.setdefault("rocprof_stats", {})[f.name] = kept
+            warn(run.report, f"{f.name} is rocprof's summary table: {STATS_ONLY}")
+    for check in checks:
+        events = check.watch(events)
+    yield from events
+    for check in checks:
+        check.finish(run.report)
+
+
+def _csv_events(
+    run: _Run, tables: set[Table | None], counters: v3_csv.Counters, counter_rows: list[Any]
+) -> Iterator[Event]:
+    for f in run.of(Table.DISPATCHES):
+        yield from iter_dispatches(run.table(f), run.devices)
+    for f in run.of(Table.V3_KERNELS):
+        yield from v3_csv.iter_kernels(run.table(f), run.devices, counters)
+    if Table.V3_KERNELS not in tables and counter_rows:
+        yield from v3_csv.iter_counter_dispatches(counter_rows, counters, run.devices, run.report)
+    for f in run.of(Table.V3_COPIES):
+        yield from v3_csv.iter_copies(run.table(f), run.devices, run.report)
+    for f in run.of(Table.V3_ALLOCATIONS):
+        yield from v3_csv.iter_allocations(run.table(f))
+    for f in run.of(Table.V3_API):
+        yield from v3_csv.iter_api(run.table(f))
+    for f in run.of(Table.V2_API):
+        yield from v2_csv.iter_api(run.table(f))
+    for f in run.of(Table.V2_ROCTX):
+        yield from v2_csv.iter_roctx(run.table(f))
+    for f in run.of(Table.V2_ASYNC):
+        yield from v2_csv.iter_async(run.table(f), run.report)
+    for f in (f for f in run.files if f.kind is FileKind.V1_JSON):
+        doc = v1_json.load(f.path, max_bytes=run.max_bytes, source=f.name)
+        v1_json.read_devices(doc, run.devices)
+        kernels = Table.DISPATCHES not in tables
+        yield from v1_json.iter_events(doc, run.devices, run.report, kernels=kernels)
+
+
+def _family(run: _Run, tables: set[Table | None]) -> tuple[TraceFormat, str]:
+    if tables & V3_TABLES or any("MinNs" in f.header for f in run.of(Table.STATS)):
+        return TraceFormat.ROCPROFV3_CSV, "rocprofv3"
+    v2_dispatches = any("Correlation_ID" in f.header for f in run.of(Table.DISPATCHES))
+    if tables & V2_TABLES or v2_dispatches:
+        return TraceFormat.ROCPROF_CSV, "rocprofv2"
+    if tables <= {None}:
+        return TraceFormat.ROCPROF_JSON, "rocprof v1"
+    return TraceFormat.ROCPROF_CSV, "rocprof v1"
+
+
+def _compute(run: _Run) -> Iterator[Event]:
+    by_name = {f.name.rsplit("/", 1)[-1]: f for f in run.files}
+    main = next((by_name[n] for n in _COMPUTE_NAMES if n in by_name), None)
+    skipped = [f.name for f in run.of(Table.DISPATCHES) if f is not main]
+    if skipped:
+        shown = main.name if main else "no dispatch file"
+        warn(run.report, f"read {shown}; per-pass counter files like {skipped[0]} are not read")
+    for f in run.of(Table.ROOFLINE):
+        compute.read_roofline(run.table(f), run.devices)
+    system: dict[str, Any] = {}
+    for f in run.of(Table.SYSINFO):
+        system = compute.read_sysinfo(run.table(f))
+    if main is not None:
+        yield from iter_dispatches(run.table(main), run.devices)
+    else:
+        warn(run.report, "the workload has no pmc_perf.csv or timestamps.csv: peaks only")
+    for device in run.devices.by_index.values():
+        run.devices.see(device.index, str(system.get("model", "")), **system)
+    if not run.devices.by_index and system:
+        run.devices.see(0, str(system.get("model", "")), **system)

@@ -1,0 +1,231 @@
+"""rocpd SQLite (rocprofv3 ``--output-format rocpd``, the 2025 default; FORMATS.md §4.4).
+
+Opened read-only and immutable, so a hostile file cannot make us write anywhere. Only schema
+version 3 is read, through the unsuffixed ``rocpd_*`` views every rocpd file defines (the
+convenience views such as ``kernels`` changed across 2025 releases). Start and end columns are
+ids into ``rocpd_timestamp``; track pid/tid are OS ids; agent ids are mapped to the agents'
+logical indices, as the CSV output numbers them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from ingest.errors import ParseError
+from ingest.events import Event, EventKind, ParseReport, TraceFormat, TraceMeta
+from ingest.parsers.rocprof._common import (
+    Devices,
+    api_kind,
+    copy_name,
+    kernel_args,
+    mark_communication,
+)
+from ingest.parsers.rocprof._files import RocFile
+
+SUPPORTED_SCHEMAS = frozenset({"3"})
+
+_KERNELS = """
+SELECT s.value, e.value, t.agent_id, t.queue_id, t.stream_id, t.pid, t.tid, ks.kernel_name,
+       ks.display_name, k.dispatch_id, k.kernel_id, k.grid_size_x, k.grid_size_y, k.grid_size_z,
+       k.workgroup_size_x, k.workgroup_size_y, k.workgroup_size_z, k.group_segment_size,
+       k.private_segment_size, ks.arch_vgpr_count, ks.accum_vgpr_count, ks.sgpr_count,
+       ev.correlation_id
+FROM rocpd_kernel_dispatch k
+JOIN rocpd_timestamp s ON s.id = k.start_id JOIN rocpd_timestamp e ON e.id = k.end_id
+JOIN rocpd_track t ON t.id = k.track_id
+LEFT JOIN rocpd_info_kernel_symbol ks ON ks.id = k.kernel_id
+LEFT JOIN rocpd_event ev ON ev.id = k.event_id
+"""
+_COPIES = """
+SELECT s.value, e.value, n.string, m.size, m.src_agent_id, m.dst_agent_id, t.stream_id,
+       ev.correlation_id
+FROM rocpd_memory_copy m
+JOIN rocpd_timestamp s ON s.id = m.start_id JOIN rocpd_timestamp e ON e.id = m.end_id
+JOIN rocpd_track t ON t.id = m.track_id LEFT JOIN rocpd_string n ON n.id = m.name_id
+LEFT JOIN rocpd_event ev ON ev.id = m.event_id
+"""
+_REGIONS = """
+SELECT s.value, e.value, n.string, c.string, t.pid, t.tid, ev.correlation_id
+FROM rocpd_region r
+JOIN rocpd_timestamp s ON s.id = r.start_id JOIN rocpd_timestamp e ON e.id = r.end_id
+JOIN rocpd_track t ON t.id = r.track_id LEFT JOIN rocpd_string n ON n.id = r.name_id
+LEFT JOIN rocpd_event ev ON ev.id = r.event_id LEFT JOIN rocpd_string c ON c.id = ev.category_id
+"""
+_ALLOCATIONS = """
+SELECT s.value, e.value, m.type, m.level, m.size, m.address, t.agent_id, ev.correlation_id
+FROM rocpd_memory_allocate m
+JOIN rocpd_timestamp s ON s.id = m.start_id JOIN rocpd_timestamp e ON e.id = m.end_id
+JOIN rocpd_track t ON t.id = m.track_id LEFT JOIN rocpd_event ev ON ev.id = m.event_id
+"""
+
+
+def parse(
+    f: RocFile, meta: TraceMeta, devices: Devices, report: ParseReport, *, max_bytes: int
+) -> Iterator[Event]:
+    """Check the database now; return its events (kernels first) as a lazy iterator.
+
+    Raises:
+        ParseError: not a rocpd database, an unknown schema version, or an unreadable table
+            (the last one while iterating).
+    """
+    uri = f"{f.path.resolve().as_uri()}?mode=ro&immutable=1"
+    try:
+        conn = sqlite3.connect(uri, uri=True)
+        version = _schema_version(conn, f.name)
+        agents = _agents(conn, devices)
+    except sqlite3.Error as e:
+        conn.close()
+        raise ParseError(f"unreadable rocpd database: {e}", source=f.name) from e
+    except ParseError:
+        conn.close()
+        raise
+    meta.format = TraceFormat.ROCPD_SQLITE
+    meta.metadata.update(profiler="rocprofv3", rocpd_schema_version=version)
+    return _events(conn, agents, devices, f.name)
+
+
+def _events(
+    conn: sqlite3.Connection, agents: dict[int, int], devices: Devices, source: str
+) -> Iterator[Event]:
+    with closing(conn):
+        try:
+            yield from _kernels(conn, agents, devices)
+            yield from _copies(conn, agents)
+            yield from _regions(conn)
+            yield from _allocations(conn, agents)
+        except sqlite3.Error as e:
+            raise ParseError(f"unreadable rocpd table: {e}", source=source) from e
+
+
+def is_rocpd(path: Path) -> bool:
+    """Whether an SQLite file is a rocpd database (has a ``rocpd_metadata`` table or view)."""
+    try:
+        with closing(
+            sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        ) as c:
+            found = c.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'rocpd_metadata' "
+                "OR name LIKE 'rocpd\\_metadata%' ESCAPE '\\' LIMIT 1"
+            ).fetchone()
+    except sqlite3.Error:
+        return False
+    return found is not None
+
+
+def _schema_version(conn: sqlite3.Connection, source: str) -> str:
+    try:
+        rows = conn.execute("SELECT value FROM rocpd_metadata WHERE tag = 'schema_version'")
+        found = [str(r[0]) for r in rows]
+    except sqlite3.DatabaseError as e:
+        raise ParseError(
+            f"not a rocpd database (no readable rocpd_metadata table: {e})", source=source
+        ) from e
+    version = found[0] if found else "unknown"
+    if version not in SUPPORTED_SCHEMAS:
+        raise ParseError(
+            f"rocpd schema version {version!r} is not supported (perfdash reads version "
+            f"{', '.join(sorted(SUPPORTED_SCHEMAS))})",
+            source=source,
+            location="rocpd_metadata.schema_version",
+        )
+    return version
+
+
+def _agents(conn: sqlite3.Connection, devices: Devices) -> dict[int, int]:
+    """Agent row id -> logical index; GPUs become devices."""
+    out: dict[int, int] = {}
+    rows = conn.execute(
+        "SELECT id, type, logical_index, name, model_name, product_name FROM rocpd_info_agent"
+    )
+    for agent_id, kind, logical, name, model, product in rows:
+        index = logical if isinstance(logical, int) else agent_id
+        out[agent_id] = index
+        if kind == "GPU":
+            devices.see(index, product or model or name or "", vendor="AMD", arch=name)
+    return out
+
+
+def _kernels(conn: sqlite3.Connection, agents: dict[int, int], devices: Devices) -> Iterator[Event]:
+    for row in conn.execute(_KERNELS):
+        (start, end, agent, queue, stream, pid, tid, name, display, dispatch, kernel_id,
+         gx, gy, gz, wx, wy, wz, lds, scratch, vgpr, accum, sgpr, corr) = row  # fmt: skip
+        device = agents.get(agent, agent)
+        devices.see(device)
+        args = kernel_args(
+            (gx, gy, gz), (wx, wy, wz), queue=queue, hip_stream=stream, dispatch_id=dispatch,
+            kernel_id=kernel_id, lds_bytes=lds, scratch_bytes=scratch, arch_vgpr=vgpr,
+            accum_vgpr=accum, sgpr=sgpr,
+        )  # fmt: skip
+        label = str(display or name or "?")
+        mark_communication(label, args)
+        yield Event(
+            kind=EventKind.KERNEL,
+            name=label,
+            start_ns=start,
+            dur_ns=end - start,
+            device=device,
+            stream=queue,
+            pid=pid,
+            tid=tid,
+            correlation=corr,
+            args=args,
+        )
+
+
+def _copies(conn: sqlite3.Connection, agents: dict[int, int]) -> Iterator[Event]:
+    for start, end, name, size, src, dst, stream, corr in conn.execute(_COPIES):
+        direction = str(name or "")
+        device = agents.get(src if "DEVICE_TO" in direction else dst)
+        args: dict[str, Any] = {"direction": direction, "bytes": size}
+        yield Event(
+            kind=EventKind.MEMCPY,
+            name=copy_name(direction),
+            start_ns=start,
+            dur_ns=end - start,
+            device=device,
+            stream=stream,
+            correlation=corr,
+            args=args,
+        )
+
+
+def _regions(conn: sqlite3.Connection) -> Iterator[Event]:
+    for start, end, name, category, pid, tid, corr in conn.execute(_REGIONS):
+        domain, label = str(category or ""), str(name or "")
+        args: dict[str, Any] = {"domain": domain}
+        if domain.upper().startswith("RCCL"):
+            args["library"] = "rccl"
+            mark_communication(label, args, api=True)
+        yield Event(
+            kind=api_kind(domain),
+            name=label,
+            start_ns=start,
+            dur_ns=end - start,
+            pid=pid,
+            tid=tid,
+            correlation=corr,
+            args=args,
+        )
+
+
+def _allocations(conn: sqlite3.Connection, agents: dict[int, int]) -> Iterator[Event]:
+    for start, end, kind, level, size, address, agent, corr in conn.execute(_ALLOCATIONS):
+        operation = str(kind or "").lower()
+        yield Event(
+            kind=EventKind.MEMORY,
+            name=f"memory {operation}",
+            start_ns=start,
+            dur_ns=end - start,
+            device=agents.get(agent),
+            correlation=corr,
+            args={
+                "Bytes": -size if operation == "free" else size,
+                "Addr": address,
+                "operation": operation,
+                "level": level,
+            },
+        )
