@@ -10,7 +10,7 @@ response shapes `Trace`, `TraceList`, `KernelStat`, `KernelStats`, `TraceAccepte
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 import flask
 import httpx
@@ -52,6 +52,7 @@ class Trace(TypedDict):
     skipped_events: int
     warnings: list[str]
     duration_ns: int | None
+    progress: NotRequired[dict[str, Any] | None]
     created_at: str
     updated_at: str
 

@@ -1,159 +1,203 @@
-"""Ingest throughput: parse + kernel stats, and parse + bulk load into a database.
+"""torch.profiler ingest against HTA: end-to-end time and peak RSS, on a real GPU trace and
+a 10x larger one, on SQLite and PostgreSQL.
 
-Run: `python perf/bench_ingest.py [--events 500000] [--database-url URL]`.
-The anchor in the same run is the standard library's `json.load` of the same file (the
-least any Python JSON-trace reader must do); the ratio says how far perfdash is from it.
-HTA, the anchor of issue #3, is not installed here; that comparison comes with #3.
+Run: `python perf/bench_ingest.py [--scale 10] [--hta-python PATH] [--postgres URL]`
+(or `make bench-ingest`). Inputs:
+- `perf/data/h200_gpt_12l.pt.trace.json.gz`: a real trace made on an H200 by
+  `tests/data/make_transformer_trace.py` (12-layer GPT, 12 steps, record_shapes: 246k events)
+- the same trace repeated `--scale` times, each copy shifted by the trace's span (built once
+  into `perf/data/*.xN.pt.trace.json.gz`, which git ignores).
+
+Each measurement runs in a fresh process so its peak RSS is its own:
+- perfdash end to end: blob store, parse, bulk insert, kernel stats, summary, timeline
+  index, status `ready` (the real `accept_upload` + `ingest_trace` services);
+- HTA 0.5's `TraceAnalysis(trace_dir=...)` parse, from its own virtualenv
+  (`python -m venv /work/hta-venv && /work/hta-venv/bin/pip install HolisticTraceAnalysis`).
+The anchor is HTA's parse alone; the ratio is HTA seconds / perfdash seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
+import os
 import platform
-import random
+import subprocess
+import sys
 import tempfile
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ingest import TraceStats, parse_file
+REPO = Path(__file__).resolve().parents[1]
+TRACE = REPO / "perf" / "data" / "h200_gpt_12l.pt.trace.json.gz"
+DEFAULT_HTA = Path("/work/hta-venv/bin/python")
+DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+_PERFDASH_CHILD = r"""
+import json, os, resource, sys, time
+from pathlib import Path
+path = Path(sys.argv[1])
+import backend.core.queue as queue
+from sqlmodel import Session
+from backend.core.config import get_settings
+from backend.core.db import get_engine
+from backend.core.migrate import upgrade_database
+from backend.services.trace_ingest import ingest_trace
+from backend.services.traces import accept_upload
+queue.enqueue = lambda *a, **k: None  # measure the ingest, not the broker
+upgrade_database()
+settings, engine = get_settings(), get_engine()
+t0 = time.perf_counter()
+with Session(engine) as session, path.open("rb") as f:
+    trace, _ = accept_upload(session=session, settings=settings, stream=f, name=path.name,
+                             project="bench")
+status = ingest_trace(engine=engine, settings=settings, trace_id=trace.id)
+elapsed = time.perf_counter() - t0
+with Session(engine) as session:
+    from backend.models import Trace
+    row = session.get(Trace, trace.id)
+    events = sum(row.event_counts.values())
+print(json.dumps({"seconds": elapsed, "status": str(status), "events": events,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+_HTA_CHILD = r"""
+import json, resource, sys, time, logging
+logging.disable(logging.CRITICAL)
+from hta.trace_analysis import TraceAnalysis
+t0 = time.perf_counter()
+analysis = TraceAnalysis(trace_dir=sys.argv[1])
+elapsed = time.perf_counter() - t0
+rows = sum(len(analysis.t.get_trace(r)) for r in analysis.t.get_ranks())
+print(json.dumps({"seconds": elapsed, "rows": rows,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
 
 
-def make_trace(path: Path, n: int) -> None:
-    """A Kineto-shaped trace: kernels, runtime calls and CPU ops in a 2:1:1 mix."""
-    rng = random.Random(0)
-    events = []
-    for i in range(n):
-        ts = f"{i * 3}.{rng.randrange(1000):03d}"
-        dur = f"{rng.randrange(1, 500)}.{rng.randrange(1000):03d}"
-        if i % 4 < 2:
-            ev = {
-                "ph": "X",
-                "cat": "kernel",
-                "name": f"kernel_{i % 97}",
-                "pid": 0,
-                "tid": 7,
-                "ts": ts,
-                "dur": dur,
-                "args": {
-                    "correlation": i,
-                    "stream": 7,
-                    "device": 0,
-                    "grid": [128, 1, 1],
-                    "block": [256, 1, 1],
-                    "registers per thread": 64,
-                },
-            }
-        elif i % 4 == 2:
-            ev = {
-                "ph": "X",
-                "cat": "cuda_runtime",
-                "name": "cudaLaunchKernel",
-                "pid": 1,
-                "tid": 1,
-                "ts": ts,
-                "dur": dur,
-                "args": {"correlation": i, "cbid": 211},
-            }
-        else:
-            ev = {
-                "ph": "X",
-                "cat": "cpu_op",
-                "name": "aten::mm",
-                "pid": 1,
-                "tid": 1,
-                "ts": ts,
-                "dur": dur,
-                "args": {"External id": i, "Input Dims": [[8, 8]]},
-            }
-        events.append(ev)
-    text = json.dumps({"schemaVersion": 1, "baseTimeNanoseconds": 0, "traceEvents": events})
-    # Kineto writes times as bare numbers with 3 decimals.
-    text = (
-        text.replace('"ts": "', '"ts": ')
-        .replace('"dur": "', '"dur": ')
-        .replace('", "args"', ', "args"')
-    )
-    text = text.replace('", "dur"', ', "dur"')
-    path.write_bytes(text.encode())
+def scaled_trace(scale: int) -> Path:
+    """The base trace with its events repeated `scale` times, shifted by its span each time."""
+    if scale == 1:
+        return TRACE
+    out = TRACE.with_name(TRACE.name.replace(".pt.trace", f".x{scale}.pt.trace"))
+    if out.exists():
+        return out
+    doc = json.loads(gzip.decompress(TRACE.read_bytes()))
+    events = doc.pop("traceEvents")
+    timed = [e for e in events if isinstance(e.get("ts"), int | float)]
+    lo = min(e["ts"] for e in timed)
+    hi = max(e["ts"] + e.get("dur", 0) for e in timed)
+    span = hi - lo + 1000.0
+    tmp = out.with_suffix(".tmp")
+    with gzip.open(tmp, "wt", compresslevel=3) as f:
+        f.write("{\n" + "".join(f'  "{k}": {json.dumps(v)},\n' for k, v in doc.items()))
+        f.write('  "traceEvents": [\n')
+        first = True
+        for k in range(scale):
+            for e in events:
+                copy = dict(e)
+                if isinstance(copy.get("ts"), int | float):
+                    copy["ts"] = round(copy["ts"] + k * span, 3)
+                if k and "id" in copy and isinstance(copy["id"], int):
+                    copy["id"] += k * 10_000_000  # keep flow ids unique per copy
+                f.write(("" if first else ",\n") + "  " + json.dumps(copy))
+                first = False
+        f.write("\n  ]\n}\n")
+    tmp.rename(out)
+    return out
 
 
-def timed(fn: object) -> float:
-    assert callable(fn)
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+def run_child(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[:3]} failed:\n{proc.stderr[-3000:]}")
+    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
 
 
-def bench_parse(path: Path) -> float:
-    def run() -> None:
-        stats = TraceStats()
-        for e in parse_file(path).events:
-            stats.add(e)
-
-    return min(timed(run) for _ in range(3))
-
-
-def bench_stdlib(path: Path) -> float:
-    def run() -> None:
-        with path.open("rb") as f:
-            json.load(f)
-
-    return min(timed(run) for _ in range(3))
+def perfdash(path: Path, database_url: str, tmp: Path) -> dict[str, float]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PERFDASH_")}
+    env |= {
+        "PERFDASH_DATA_DIR": str(tmp / "var"),
+        "PERFDASH_DATABASE_URL": database_url,
+        "PERFDASH_MAX_UPLOAD_BYTES": str(8 * 1024**3),
+        "PERFDASH_MAX_DECOMPRESSED_BYTES": str(16 * 1024**3),
+    }
+    return run_child([sys.executable, "-c", _PERFDASH_CHILD, str(path)], env)
 
 
-def bench_load(path: Path, url: str, tmp: Path) -> float:
-    import os
+def hta(path: Path, hta_python: Path, tmp: Path) -> dict[str, float]:
+    folder = tmp / "hta"
+    folder.mkdir(exist_ok=True)
+    link = folder / "rank0.pt.trace.json.gz"
+    link.unlink(missing_ok=True)
+    link.symlink_to(path)
+    return run_child([str(hta_python), "-c", _HTA_CHILD, str(folder)], dict(os.environ))
 
-    os.environ["PERFDASH_DATA_DIR"] = str(tmp / "var")
-    os.environ["PERFDASH_DATABASE_URL"] = url
-    from sqlmodel import Session
 
-    import backend.core.queue as queue
-    from backend.core.config import get_settings
-    from backend.core.db import get_engine
-    from backend.core.migrate import upgrade_database
-    from backend.services.trace_ingest import ingest_trace
-    from backend.services.traces import accept_upload
+def fresh_postgres(url: str) -> tuple[str, str]:
+    import psycopg
+    from sqlalchemy.engine import make_url
 
-    queue.enqueue = lambda *a, **k: None  # measure the load, not the broker
-    upgrade_database()
-    settings, engine = get_settings(), get_engine()
-    with Session(engine) as session, path.open("rb") as f:
-        trace, _ = accept_upload(
-            session=session, settings=settings, stream=f, name="b", project="p"
-        )
-    return timed(lambda: ingest_trace(engine=engine, settings=settings, trace_id=trace.id))
+    base = make_url(url)
+    name = f"perfdash_bench_{os.getpid()}"
+    admin = base.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return base.set(database=name).render_as_string(hide_password=False), admin
+
+
+def drop_postgres(admin: str, url: str) -> None:
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--events", type=int, default=500_000)
-    ap.add_argument("--database-url", default="")
+    ap.add_argument("--scale", type=int, default=10, help="size of the larger input (x base)")
+    ap.add_argument("--hta-python", type=Path, default=DEFAULT_HTA)
+    ap.add_argument("--postgres", default=DEFAULT_PG, help="'' to skip PostgreSQL")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as d:
-        tmp = Path(d)
-        path = tmp / "bench.json"
-        make_trace(path, args.events)
-        size = path.stat().st_size
-        anchor, ours = bench_stdlib(path), bench_parse(path)
-        url = args.database_url or f"sqlite:///{tmp / 'bench.db'}"
-        load = bench_load(path, url, tmp)
-    n = args.events
     print(
-        f"# {datetime.now(UTC):%Y-%m-%d} {platform.node()} {platform.machine()}"
-        f" python {platform.python_version()}"
+        f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC  {platform.node()}  {platform.machine()}  "
+        f"{os.cpu_count()} CPUs  python {platform.python_version()}"
     )
-    print(f"events: {n}, file: {size / 1e6:.1f} MB")
-    print(f"stdlib json.load (anchor):  {anchor:6.2f} s  {n / anchor:>10,.0f} events/s")
-    print(
-        f"perfdash parse + stats:     {ours:6.2f} s  {n / ours:>10,.0f} events/s"
-        f"  ratio vs anchor {anchor / ours:.2f}x"
-    )
-    print(
-        f"perfdash ingest into {url.split(':')[0]:10s} {load:6.2f} s  {n / load:>10,.0f} events/s"
-    )
+    header = f"{'input':28} {'events':>9} {'engine':10} {'seconds':>8} {'events/s':>10} {'RSS MB':>7}"
+    print(header)
+    print("-" * len(header))
+    for scale in sorted({1, args.scale}):
+        path = scaled_trace(scale)
+        label = f"{path.name[:20]}{'' if scale == 1 else f' x{scale}'}"
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            runs = {"sqlite": perfdash(path, f"sqlite:///{tmp / 'bench.db'}", tmp / "s")}
+            if args.postgres:
+                url, admin = fresh_postgres(args.postgres)
+                try:
+                    runs["postgresql"] = perfdash(path, url, tmp / "p")
+                finally:
+                    drop_postgres(admin, url)
+            anchor = hta(path, args.hta_python, tmp) if args.hta_python.exists() else None
+        events = int(runs["sqlite"]["events"])
+        for engine, r in runs.items():
+            print(
+                f"{label:28} {events:>9,} {engine:10} {r['seconds']:8.2f} "
+                f"{events / r['seconds']:>10,.0f} {r['rss_mb']:7.0f}"
+            )
+        if anchor:
+            print(
+                f"{label:28} {events:>9,} {'HTA parse':10} {anchor['seconds']:8.2f} "
+                f"{events / anchor['seconds']:>10,.0f} {anchor['rss_mb']:7.0f}"
+            )
+            for engine, r in runs.items():
+                print(
+                    f"  ratio HTA/perfdash ({engine}): {anchor['seconds'] / r['seconds']:.2f}x "
+                    f"faster; RSS {r['rss_mb'] / anchor['rss_mb']:.2f}x of HTA's"
+                )
 
 
 if __name__ == "__main__":

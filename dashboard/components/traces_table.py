@@ -8,7 +8,7 @@ from typing import Any
 from dash import dcc, html
 
 from dashboard.api_client import Trace
-from dashboard.components.status_badge import status_badge
+from dashboard.components.status_badge import progress_bar, status_badge
 from dashboard.format import format_bytes, format_count, format_duration_ns, format_timestamp
 
 COLUMNS = ("Name", "Status", "Format", "Size", "Events", "Duration", "Created", "")
@@ -16,6 +16,8 @@ COLUMNS = ("Name", "Status", "Format", "Size", "Events", "Duration", "Created", 
 
 def _status_cell(trace: Trace) -> html.Td:
     children: list[html.Span | html.Div] = [status_badge(trace["status"])]
+    if trace["status"] == "processing" and (bar := progress_bar(trace.get("progress"))):
+        children.append(bar)
     if trace["status"] == "failed" and trace["error"]:
         children.append(html.Div(trace["error"], className="row-error"))
     return html.Td(children)
