@@ -1,0 +1,101 @@
+"""The timeline page as a user drives it: open, zoom twice, click a kernel, read its launch.
+
+Runs the real server (API, dashboard, worker) and headless Chromium on a real H200
+trace; screenshots go to `test-artifacts/`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+if TYPE_CHECKING:
+    from tests.browser.conftest import PageErrors, Server
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+REPO = Path(__file__).resolve().parents[2]
+TRACE = REPO / "tests" / "data" / "torch" / "h200_gpt_small.pt.trace.json.gz"
+GRAPH = "#timeline-graph"
+STATUS = "#timeline-status"
+
+
+def _ready_trace(server: Server) -> str:
+    with TRACE.open("rb") as f:
+        accepted = httpx.post(f"{server.base_url}/api/v1/traces", files={"file": f}, timeout=60)
+    trace_id: str = accepted.json()["id"]
+    for _ in range(240):
+        status = httpx.get(f"{server.base_url}/api/v1/traces/{trace_id}", timeout=10).json()
+        if status["status"] == "ready":
+            return trace_id
+        assert status["status"] != "failed", status["error"]
+        time.sleep(0.5)
+    pytest.fail(f"trace not ready:\n{server.log_tail()}")
+
+
+def _zoom(page: Page, lo: float, hi: float) -> None:
+    """Drag-select the fraction [lo, hi] of the plot's width, as a user zooms."""
+    box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
+    assert box is not None
+    y = box["y"] + box["height"] / 2
+    before = page.locator(STATUS).inner_text()
+    page.mouse.move(box["x"] + box["width"] * lo, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * (lo + hi) / 2, y, steps=4)
+    page.mouse.move(box["x"] + box["width"] * hi, y, steps=4)
+    page.mouse.up()
+    expect(page.locator(STATUS)).not_to_have_text(before, timeout=15_000)
+
+
+def _click_widest_kernel(page: Page) -> None:
+    """Click the middle of the widest compute-kernel bar in view."""
+    bars = page.locator(f"{GRAPH} .barlayer .trace").first.locator(".point path")
+    plot = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
+    assert plot is not None
+    best = None
+    for i in range(min(bars.count(), 400)):
+        box = bars.nth(i).bounding_box()
+        inside = box and plot["x"] < box["x"] + box["width"] / 2 < plot["x"] + plot["width"]
+        if box and inside and (best is None or box["width"] > best["width"]):
+            best = box
+    assert best is not None, "no kernel bar in view"
+    page.mouse.click(best["x"] + best["width"] / 2, best["y"] + best["height"] / 2)
+
+
+def test_zoom_twice_then_click_a_kernel_shows_its_cpu_launch(
+    perfdash_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    trace_id = _ready_trace(perfdash_server)
+    page.goto(f"{perfdash_server.base_url}/traces/{trace_id}/timeline")
+    expect(page.locator(f"{GRAPH} .barlayer .point path").first).to_be_attached(timeout=30_000)
+    expect(page.locator(STATUS)).to_contain_text("busy blocks")
+    expect(page.locator(f"{GRAPH} .ytick text").first).to_contain_text("GPU 0")
+    page.screenshot(path=artifacts / "timeline_full.png", full_page=True)
+
+    _zoom(page, 0.40, 0.50)
+    page.screenshot(path=artifacts / "timeline_zoom1.png", full_page=True)
+    _zoom(page, 0.45, 0.55)
+    expect(page.locator(STATUS)).to_contain_text("individual events")
+    assert "start_ns=" in page.url and "end_ns=" in page.url
+    page.screenshot(path=artifacts / "timeline_zoom2.png", full_page=True)
+
+    _click_widest_kernel(page)
+    detail = page.locator("#timeline-detail")
+    expect(detail.locator(".timeline-detail-name")).not_to_be_empty(timeout=15_000)
+    expect(detail).to_contain_text("CPU launch")
+    expect(detail).to_contain_text("LaunchKernel")
+    expect(detail).to_contain_text("from CPU op")
+    expect(detail).to_contain_text("kernel stats")
+    page.screenshot(path=artifacts / "timeline_detail.png", full_page=True)
+
+    page.fill("#timeline-search", "gemm")
+    page.press("#timeline-search", "Enter")
+    expect(page.locator("#timeline-search-results")).to_contain_text("gemm", timeout=15_000)
+    page.get_by_role("button", name="Reset zoom").click()
+    expect(page.locator(STATUS)).to_contain_text("busy blocks", timeout=15_000)
+    assert page_errors.messages == []
