@@ -23,15 +23,15 @@ from backend.services.analysis.op_flops import ESTIMATED_OPS, estimate_op
 from backend.services.traces import get_trace
 
 MEASURED_KEYS = ("flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor")
-# Which roof a point of a precision is judged against, most specific first.
-ROOF_FOR = {
-    "fp64": ("fp64",),
-    "fp32": ("fp32",),
+# The roof a point is judged against: its own precision's roof if the device has one
+# (ncu's `fp16` is the non-tensor half-precision pipe), else these, most specific first.
+# Estimated bf16/fp16 points are matmuls, which run on tensor cores.
+ROOF_FALLBACK = {
     "tf32": ("tf32_tensor", "tensor", "fp32"),
-    "fp16": ("fp16_tensor", "tensor", "fp16"),
+    "fp16": ("fp16_tensor", "tensor"),
     "bf16": ("fp16_tensor", "tensor", "fp16"),
     "fp8": ("fp8_tensor", "tensor", "fp16_tensor"),
-    "tensor": ("tensor", "fp16_tensor"),
+    "tensor": ("fp16_tensor",),
 }
 EXTERNAL_ID_KEYS = ("External id", "external id")
 KernelRow = tuple[str, int, int | None, dict[str, Any] | None]
@@ -96,7 +96,8 @@ def _bound(
     if dev is None or not dev.peak_dram_bytes_per_s:
         return None
     peaks = {r.precision: r.peak_flops_per_s for r in dev.roofs}
-    peak = next((peaks[k] for k in ROOF_FOR.get(precision, (precision,)) if k in peaks), None)
+    keys = (precision, *ROOF_FALLBACK.get(precision, ()))
+    peak = next((peaks[k] for k in keys if k in peaks), None)
     if peak is None:
         return None
     return "memory" if intensity < peak / dev.peak_dram_bytes_per_s else "compute"
