@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,21 @@ def test_rocprof_compute_workload_gives_roofline_points_and_measured_peaks() -> 
 def test_bad_input_names_file_and_line(relpath: str, message: str) -> None:
     with pytest.raises(ParseError, match=message):
         _read(DATA / relpath)
+
+
+def _zip_run(path: Path, extra: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.write(RUN / "4242_kernel_trace.csv", "run/4242_kernel_trace.csv")
+        for name, data in extra.items():
+            zf.writestr(name, data)
+    return path
+
+
+def test_archive_with_traversal_or_a_bomb_is_refused(tmp_path: Path) -> None:
+    escape = _zip_run(tmp_path / "escape.zip", {"../4242_hip_api_trace.csv": b"Domain,Function\n"})
+    with pytest.raises(ParseError, match=r"path traversal.*escape\.zip, member '\.\./4242_hip"):
+        parse_file(escape)
+    bomb = _zip_run(tmp_path / "bomb.zip", {"run/4242_hip_api_trace.csv": bytes(4 << 20)})
+    with pytest.raises(ParseError, match=r"exceed the 1048576-byte limit.*bomb\.zip"):
+        parse_file(bomb, max_bytes=1 << 20)
+    assert not (tmp_path / "4242_hip_api_trace.csv").exists()

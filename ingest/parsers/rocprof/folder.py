@@ -232,9 +232,8 @@ def _compute(run: _Run) -> Iterator[Event]:
     by_name = {f.name.rsplit("/", 1)[-1]: f for f in run.files}
     main = next((by_name[n] for n in _COMPUTE_NAMES if n in by_name), None)
     skipped = [f.name for f in run.of(Table.DISPATCHES) if f is not main]
-    if skipped:
-        shown = main.name if main else "no dispatch file"
-        warn(run.report, f"read {shown}; per-pass counter files like {skipped[0]} are not read")
+    if main is not None and skipped:
+        warn(run.report, f"dispatches read from {main.name}; {', '.join(skipped)[:160]} not read")
     for f in run.of(Table.ROOFLINE):
         compute.read_roofline(run.table(f), run.devices)
     system: dict[str, Any] = {}
