@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ingest._io import read_head
-from ingest.errors import UnsupportedFormatError
+from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Event, ParseReport, TraceFormat, TraceMeta
 from ingest.parsers import _nsys_events as tables
 from ingest.parsers import _nsys_schema as schema
@@ -136,17 +136,24 @@ def _events(
     Progress (`report.bytes_done`) is the file size times the share of rows read so far.
     """
     try:
-        rows = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t, _ in plan}
-        total, done = sum(rows.values()) or 1, 0
-        for table, cols in plan:
-            try:
+        table = "the row counts"
+        try:
+            rows = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t, _ in plan}
+            total, done = sum(rows.values()) or 1, 0
+            for table, cols in plan:
                 for i, event in enumerate(READERS[table](conn, cols, report)):
                     if not i & _PROGRESS_MASK:
                         report.bytes_done = report.bytes_total * (done + i) // total
                     yield event
-            except sqlite3.Error as e:
-                raise schema.sqlite_error(e, source, f"reading {table}") from e
-            done += rows[table]
+                done += rows[table]
+        except sqlite3.Error as e:
+            raise schema.sqlite_error(e, source, f"reading {table}") from e
+        except (TypeError, ValueError) as e:  # a damaged row decodes to values of the wrong type
+            raise ParseError(
+                f"the sqlite file is corrupt: a row of {table} holds values of the wrong type "
+                f"({e})",
+                source=source,
+            ) from e
         report.bytes_done = report.bytes_total
     finally:
         conn.close()

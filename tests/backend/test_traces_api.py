@@ -111,7 +111,7 @@ def _truncated(trace: Path) -> bytes:
         ("truncated.json.gz", lambda t: t.read_bytes()[:4000], "gzip stream is truncated"),
         ("notes.txt", lambda t: b"hello, this is not a trace\n", "not a trace perfdash recognises"),
         ("other.json", lambda t: b'{"traceEvents": 5}', "no 'traceEvents' list"),
-        ("sqlite.db", lambda t: b"SQLite format 3\x00" + bytes(100), "cannot read yet"),
+        ("sqlite.db", lambda t: b"SQLite format 3\x00" + bytes(100), "truncated or corrupt"),
     ],
 )
 def test_bad_trace_fails_with_a_clear_error_and_no_rows(
