@@ -95,22 +95,25 @@ class ByteStream:
                     offset=self.decompressed,
                 )
 
-    def tail(self, size: int) -> bytes:
-        """The last `size` decompressed bytes (a full pass for gzip; a seek otherwise)."""
+    def tail(self, size: int) -> tuple[int, bytes]:
+        """The last `size` decompressed bytes and their offset (a full pass for gzip)."""
         if not self.gzipped:
             with self.path.open("rb") as raw:
-                raw.seek(max(0, self.raw_total - size))
-                return raw.read(size)
+                start = max(0, self.raw_total - size)
+                raw.seek(start)
+                return start, raw.read(size)
         window: deque[bytes] = deque()
         kept = 0
-        for chunk in ByteStream(
+        pass_ = ByteStream(
             self.path, max_bytes=self.max_bytes, source=self.source, chunk_size=self.chunk_size
-        ).chunks():
+        )
+        for chunk in pass_.chunks():
             window.append(chunk)
             kept += len(chunk)
             while kept - len(window[0]) >= size:
                 kept -= len(window.popleft())
-        return b"".join(window)[-size:]
+        data = b"".join(window)[-size:]
+        return pass_.decompressed - len(data), data
 
     def _count(self, n: int) -> None:
         self.decompressed += n

@@ -76,7 +76,8 @@ def open_trace_array(stream: ByteStream, key: str = "traceEvents") -> TraceArray
     head = _parse_head(buf[:found]) if start >= 0 else None
     if head is None:
         return _whole_document(stream, buf, chunks, key)
-    tail_top, close_from_end = _parse_tail(stream.tail(TAIL_SIZE))
+    tail_offset, tail = stream.tail(TAIL_SIZE)
+    tail_top, close_from_end = _parse_tail(tail, max(0, start - tail_offset), key)
     top = head | tail_top
     return TraceArray(top=top, pieces=_pieces(stream, buf, start, chunks, close_from_end, key))
 
@@ -110,20 +111,21 @@ def _parse_head(head: bytes) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
-def _parse_tail(tail: bytes) -> tuple[dict[str, Any], int | None]:
+def _parse_tail(tail: bytes, first: int, key: str) -> tuple[dict[str, Any], int | None]:
     """Keys after the array, and where the array's `]` sits counted from the end.
 
     Every `]` whose remainder is a valid end of the top-level object is a candidate; nested
     arrays among the trailing keys (a `deviceProperties` written last) are candidates too,
     while a `]` inside the events never is. So the leftmost candidate closes the array.
-    Returns `({}, None)` when there is none (a truncated file; the event pieces then report
-    it precisely).
+    Only `]` at or after `first` (the array's start, when the tail reaches back that far)
+    and remainders without `key` count. Returns `({}, None)` when there is none (a truncated
+    file; the event pieces then report it precisely).
     """
     best: tuple[dict[str, Any], int | None] = ({}, None)
     misses = 0
     idx = len(tail)
     while misses < 256:
-        idx = tail.rfind(b"]", 0, idx)
+        idx = tail.rfind(b"]", first, idx)
         if idx < 0:
             break
         rest = tail[idx + 1 :].strip(_WS)
@@ -135,7 +137,7 @@ def _parse_tail(tail: bytes) -> tuple[dict[str, Any], int | None]:
                 doc = orjson.loads(b"{" + rest[1:])
             except orjson.JSONDecodeError:
                 doc = None
-        if isinstance(doc, dict):
+        if isinstance(doc, dict) and key not in doc:
             best, misses = (doc, len(tail) - idx), 0
         else:
             misses += 1

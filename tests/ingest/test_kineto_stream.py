@@ -295,3 +295,18 @@ def test_files_of_different_jobs_are_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(ParseError, match="different sizes"):
         parse_file(path)
+
+
+def test_arrays_before_and_after_the_events_do_not_fool_the_tail_reader(tmp_path: Path) -> None:
+    """A small file's tail window reaches back over `deviceProperties`; trailing log lines
+    hold `]` inside strings. Only the real end of `traceEvents` may be taken."""
+    text = _kineto_text(
+        [_kernel(i, i) for i in range(5)],
+        deviceProperties=[{"id": 0, "name": "NVIDIA H200"}, {"id": 1, "name": "NVIDIA H200"}],
+    ).replace(
+        b'"traceName": "t"',
+        b'"logs": ["INFO profiler.cpp:1061] Traces Recorded:", "x]"], "traceName": "t"',
+    )
+    parsed = parse_file(_write(tmp_path / "t.json", text))
+    assert len(list(parsed.events)) == 5
+    assert [d.index for d in parsed.meta.devices] == [0, 1]
