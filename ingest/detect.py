@@ -35,6 +35,8 @@ def detect_format(path: Path, source: str = "") -> TraceFormat:
         return TraceFormat.NCU_CSV
     if stripped.startswith(b"{") and any(k in head for k in _KINETO_KEYS):
         return TraceFormat.KINETO
+    if stripped.startswith(b"[") and b'"ph"' in head and b'"ts"' in head:
+        return TraceFormat.KINETO  # the bare-array Chrome trace form
     text = stripped.decode("utf-8", errors="replace")
     if text.startswith(_NCU_PREAMBLE) or any(h in text for h in _NCU_HEADERS):
         return TraceFormat.NCU_CSV

@@ -6,17 +6,20 @@ Public surface: `parse_file`, `ParsedTrace`, `SUPPORTED_FORMATS`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest._io import DEFAULT_MAX_DECOMPRESSED
+from ingest.archive import ArchiveMember, extracted, is_archive
 from ingest.detect import detect_format
-from ingest.errors import UnsupportedFormatError
+from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Event, ParseReport, TraceFormat, TraceMeta
+from ingest.multirank import RankFile, merge_ranks
 from ingest.parsers import kineto, ncu, nsys, rocprof
 from ingest.tools import ExternalTools
 
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 Parser = Callable[..., tuple[TraceMeta, Iterator[Event]]]
 PARSERS: dict[TraceFormat, Parser] = {
     TraceFormat.KINETO: kineto.parse,
@@ -26,7 +29,16 @@ PARSERS: dict[TraceFormat, Parser] = {
 }
 # Formats whose binary reports need a vendor tool: their parsers take `tools=ExternalTools`.
 TOOL_FORMATS = frozenset({TraceFormat.NSYS_SQLITE, TraceFormat.NCU_CSV})
+# Formats whose output is a folder of files read together (an archive of one is one trace):
+# `parser(folder, members, report, *, max_bytes, source)`.
+FolderParser = Callable[..., tuple[TraceMeta, Iterator[Event]]]
+FOLDER_PARSERS: dict[TraceFormat, FolderParser] = dict.fromkeys(
+    rocprof.FORMATS, rocprof.parse_members
+)
+# Formats whose files are ranks of one job: an archive of several is one multi-rank trace.
+RANKED_FORMATS = frozenset({TraceFormat.KINETO})
 SUPPORTED_FORMATS = tuple(PARSERS)
+ARCHIVE_MAX_FILES = 4096
 
 
 @dataclass
@@ -58,6 +70,21 @@ def parse_file(
         ParseError: the file is malformed.
     """
     source = source or path.name
+    report = ParseReport()
+    if is_archive(path):
+        return _parse_archive(path, report, max_bytes=max_bytes, source=source)
+    meta, events = _open(path, report, max_bytes=max_bytes, source=source, tools=tools)
+    return ParsedTrace(meta=meta, events=events, report=report)
+
+
+def _open(
+    path: Path,
+    report: ParseReport,
+    *,
+    max_bytes: int,
+    source: str,
+    tools: ExternalTools | None = None,
+) -> tuple[TraceMeta, Iterator[Event]]:
     fmt = detect_format(path, source)
     parser = PARSERS.get(fmt)
     if parser is None:
@@ -65,7 +92,81 @@ def parse_file(
             f"{source}: detected {fmt.value}, which this version of perfdash cannot read yet; "
             f"supported: {', '.join(f.value for f in SUPPORTED_FORMATS)}"
         )
-    report = ParseReport()
     extra = {"tools": tools} if fmt in TOOL_FORMATS else {}
     meta, events = parser(path, report, max_bytes=max_bytes, source=source, **extra)
-    return ParsedTrace(meta=meta, events=events, report=report)
+    if meta.rank is not None:
+        return meta, _stamp_rank(events, meta.rank)
+    return meta, events
+
+
+def _stamp_rank(events: Iterator[Event], rank: int) -> Iterator[Event]:
+    for event in events:
+        event.rank = rank
+        yield event
+
+
+def _parse_archive(path: Path, report: ParseReport, *, max_bytes: int, source: str) -> ParsedTrace:
+    """An archive is one trace: the rank files of one job, or one tool's output folder.
+
+    The extracted folder lives until the event iterator is exhausted or closed.
+    """
+    stack = ExitStack()
+    try:
+        members = stack.enter_context(
+            extracted(
+                path,
+                source=source,
+                max_total_bytes=max_bytes,
+                max_file_bytes=max_bytes,
+                max_files=ARCHIVE_MAX_FILES,
+            )
+        )
+        meta, events = _parse_members(members, report, max_bytes=max_bytes, source=source)
+    except BaseException:
+        stack.close()
+        raise
+    return ParsedTrace(meta=meta, events=_closing(events, stack), report=report)
+
+
+def _parse_members(
+    members: list[ArchiveMember], report: ParseReport, *, max_bytes: int, source: str
+) -> tuple[TraceMeta, Iterator[Event]]:
+    by_format: dict[TraceFormat, list[ArchiveMember]] = {}
+    for member in members:
+        try:
+            fmt = detect_format(member.path, f"{source}:{member.name}")
+        except UnsupportedFormatError:
+            report.warnings.append(f"{member.name}: not a trace, ignored")
+            continue
+        by_format.setdefault(fmt, []).append(member)
+    if not by_format:
+        raise ParseError("the archive holds no trace file perfdash recognises", source=source)
+    for fmt, folder_parser in FOLDER_PARSERS.items():
+        if fmt in by_format:
+            root = members[0].path.parents[len(Path(members[0].name).parts) - 1]
+            return folder_parser(root, members, report, max_bytes=max_bytes, source=source)
+    if len(by_format) > 1:
+        kinds = ", ".join(f"{len(m)} {f.value}" for f, m in by_format.items())
+        raise ParseError(
+            f"the archive mixes trace formats ({kinds}); upload one run", source=source
+        )
+    ((fmt, files),) = by_format.items()
+    if len(files) == 1:
+        only = files[0]
+        return _open(only.path, report, max_bytes=max_bytes, source=f"{source}:{only.name}")
+    if fmt not in RANKED_FORMATS:
+        raise ParseError(
+            f"the archive holds {len(files)} {fmt.value} files; upload one at a time",
+            source=source,
+        )
+
+    def open_rank(p: Path, sub: ParseReport, name: str) -> tuple[TraceMeta, Iterator[Event]]:
+        return _open(p, sub, max_bytes=max_bytes, source=name)
+
+    ranks = [RankFile(m.name, m.path) for m in files]
+    return merge_ranks(ranks, report, open_rank, source)
+
+
+def _closing(events: Iterator[Event], stack: ExitStack) -> Iterator[Event]:
+    with stack:
+        yield from events
