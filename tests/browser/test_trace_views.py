@@ -1,0 +1,157 @@
+"""The trace page's tabs and the compare page in headless Chromium, with real traces.
+
+Each view must draw its charts WITH data (counted in Plotly's SVG), keep its state in the
+URL, and render hostile kernel names as text. Screenshots go to `test-artifacts/`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from ingest.registry import SUPPORTED_FORMATS
+from tests.views.kineto_builder import document, kernel, memory, step
+
+if TYPE_CHECKING:
+    from tests.browser.conftest import PageErrors, Server
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+REPO = Path(__file__).resolve().parents[2]
+TORCH = REPO / "tests" / "data" / "torch" / "h200_train_step.pt.trace.json.gz"
+GPT = REPO / "tests" / "data" / "torch" / "h200_gpt_small.pt.trace.json.gz"
+CORPUS = REPO.parent / "shared" / "corpus" / "h200"
+SCRIPT_NAME = "<script>window.__pwned = 1</script>"
+TIMEOUT_MS = 30_000
+expect.set_options(timeout=TIMEOUT_MS)  # a cold page loads Dash's bundles and four API calls
+
+
+def _upload(server: Server, content: bytes, name: str) -> str:
+    """Upload through the API and wait until the worker has parsed it."""
+    r = httpx.post(f"{server.base_url}/api/v1/traces", files={"file": (name, content)}, timeout=60)
+    assert r.status_code == 202, r.text
+    trace_id = str(r.json()["id"])
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        trace = httpx.get(f"{server.base_url}/api/v1/traces/{trace_id}", timeout=10).json()
+        if trace["status"] in ("ready", "failed"):
+            assert trace["status"] == "ready", trace["error"]
+            return trace_id
+        time.sleep(0.3)
+    pytest.fail(f"{name} was not parsed in 90 s:\n{server.log_tail()}")
+
+
+def _points(page: Page, chart: str) -> int:
+    """Markers Plotly drew in a scatter chart (0 when it drew only an empty state)."""
+    return page.locator(f"#{chart} .scatterlayer .points path").count()
+
+
+def test_torch_trace_tabs_render_with_data(
+    perfdash_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    base = perfdash_server.base_url
+    tid = _upload(perfdash_server, TORCH.read_bytes(), TORCH.name)
+    other = _upload(perfdash_server, GPT.read_bytes(), GPT.name)
+
+    page.goto(f"{base}/traces/{tid}")
+    expect(page.locator("#trace-detail-kernels-chart .bars .point path")).to_have_count(10)
+    expect(page.locator("#trace-detail-split-chart .bars .point path").first).to_be_visible()
+    expect(page.locator("#trace-detail-findings li").first).to_contain_text("%")
+    expect(page.locator("#trace-detail-kpis")).to_contain_text("GPU utilization")
+    page.screenshot(path=artifacts / "trace_views_overview.png", full_page=True)
+
+    page.locator("#trace-detail-tab-kernels").click()
+    expect(page).to_have_url(f"{base}/traces/{tid}?tab=kernels")
+    expect(page.locator("#trace-kernels-top-chart .bars .point path")).to_have_count(10)
+    cells = page.locator('#trace-kernels-table td[data-dash-column="label"]')
+    expect(cells).to_have_count(12, timeout=TIMEOUT_MS)
+    page.locator("#trace-kernels-search").fill("gemm")
+    page.locator("#trace-kernels-search").press("Enter")
+    expect(page).to_have_url(f"{base}/traces/{tid}?tab=kernels&q=gemm", timeout=TIMEOUT_MS)
+    expect(cells).to_have_count(2, timeout=TIMEOUT_MS)
+    page.screenshot(path=artifacts / "trace_views_kernels.png", full_page=True)
+
+    page.goto(f"{base}/traces/{tid}?tab=roofline&vs={other}")
+    expect(page.locator("#trace-roofline-note")).to_contain_text("Estimated")
+    expect(page.locator("#trace-roofline-chart .scatterlayer .points path").first).to_be_attached(
+        timeout=TIMEOUT_MS
+    )
+    assert _points(page, "trace-roofline-chart") >= 3, "A and B points should both be drawn"
+    expect(page.locator("#trace-roofline-chart .legend")).to_contain_text("B: bf16")
+    page.screenshot(path=artifacts / "trace_views_roofline.png", full_page=True)
+
+    page.locator("#trace-detail-tab-memory").click()
+    expect(page).to_have_url(f"{base}/traces/{tid}?tab=memory")
+    expect(page.locator("#trace-memory-chart .scatterlayer .js-line").first).to_be_attached()
+    expect(page.locator("#trace-memory-chart .textpoint").first).to_contain_text("peak")
+    page.screenshot(path=artifacts / "trace_views_memory.png", full_page=True)
+
+    page.goto(f"{base}/compare?a={tid}&b={other}")
+    expect(page.locator("#compare-metrics")).to_contain_text("Step time")
+    expect(page.locator("#compare-delta-chart .bars .point path").first).to_be_visible()
+    expect(page.locator("#compare-markdown")).to_contain_text("- Step time: ")
+    page.screenshot(path=artifacts / "trace_views_compare.png", full_page=True)
+    assert page_errors.messages == []
+
+
+def test_a_kernel_named_script_renders_as_text(
+    perfdash_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    events = [step(1, 0, 1_000), memory(1, 1_000_000, 2_000_000, 1)]
+    events += [kernel(SCRIPT_NAME, 10, 400), kernel("plain_kernel", 500, 100)]
+    tid = _upload(perfdash_server, document(events), "hostile.json")
+    page.goto(f"{perfdash_server.base_url}/traces/{tid}?tab=kernels")
+    cell = page.locator('#trace-kernels-table td[data-dash-column="label"]').first
+    expect(cell).to_contain_text("<script>", timeout=TIMEOUT_MS)
+    expect(page.locator("#trace-kernels-top-chart .ytick text").first).to_contain_text("<script>")
+    page.goto(f"{perfdash_server.base_url}/traces/{tid}")
+    expect(page.locator("#trace-detail-kernels-table .kernel-name").first).to_contain_text(
+        "<script>"
+    )
+    assert page.evaluate("window.__pwned") is None
+    page.screenshot(path=artifacts / "trace_views_script_name.png", full_page=True)
+    assert page_errors.messages == []
+
+
+VENDOR = [
+    pytest.param("nsys_sqlite", CORPUS / "nsys2025.3_small.sqlite", id="nsys"),
+    pytest.param("ncu_csv", CORPUS / "ncu2025.3_roofline_raw.csv", id="ncu"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "path"), VENDOR)
+def test_vendor_trace_tabs(
+    fmt: str,
+    path: Path,
+    perfdash_server: Server,
+    page: Page,
+    page_errors: PageErrors,
+    artifacts: Path,
+) -> None:
+    if fmt not in {str(f) for f in SUPPORTED_FORMATS}:
+        pytest.skip(f"{fmt} is not in ingest.registry.SUPPORTED_FORMATS yet")
+    if not path.exists():
+        pytest.skip(f"{path} is not present (../shared/corpus)")
+    base = perfdash_server.base_url
+    tid = _upload(perfdash_server, path.read_bytes(), path.name)
+    page.goto(f"{base}/traces/{tid}")
+    expect(page.locator("#trace-detail-kernels-chart .bars .point path").first).to_be_visible()
+    page.screenshot(path=artifacts / f"trace_views_{fmt}_overview.png", full_page=True)
+    page.goto(f"{base}/traces/{tid}?tab=kernels")
+    expect(page.locator('#trace-kernels-table td[data-dash-column="label"]').first).to_be_visible()
+    page.screenshot(path=artifacts / f"trace_views_{fmt}_kernels.png", full_page=True)
+    page.goto(f"{base}/traces/{tid}?tab=roofline")
+    expect(page.locator("#trace-roofline-chart .main-svg").first).to_be_attached()
+    if fmt == "ncu_csv":
+        expect(page.locator("#trace-roofline-note")).to_contain_text("Measured")
+        assert _points(page, "trace-roofline-chart") > 0
+    page.screenshot(path=artifacts / f"trace_views_{fmt}_roofline.png", full_page=True)
+    page.goto(f"{base}/traces/{tid}?tab=memory")
+    expect(page.locator("#trace-memory-chart .main-svg").first).to_be_attached()
+    page.screenshot(path=artifacts / f"trace_views_{fmt}_memory.png", full_page=True)
+    assert page_errors.messages == []
