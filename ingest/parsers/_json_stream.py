@@ -124,10 +124,13 @@ def _parse_tail(tail: bytes, first: int, key: str) -> tuple[dict[str, Any], int 
     best: tuple[dict[str, Any], int | None] = ({}, None)
     misses = 0
     idx = len(tail)
-    while misses < 256:
+    while misses < 64:
         idx = tail.rfind(b"]", first, idx)
         if idx < 0:
             break
+        before = tail[max(first, idx - 64) : idx].rstrip(_WS)
+        if before and before[-1:] not in (b"}", b"["):
+            continue  # the array ends after an event object (or is empty): cheap rejection
         rest = tail[idx + 1 :].strip(_WS)
         doc: Any = None
         if rest == b"}":
