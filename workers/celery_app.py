@@ -7,5 +7,7 @@ from celery import Celery
 from backend.core.celery_config import celery_config
 from backend.core.config import get_settings
 
-app = Celery("perfdash", include=["workers.tasks.ingest", "workers.tasks.alerts"])
+app = Celery(
+    "perfdash", include=["workers.tasks.ingest", "workers.tasks.alerts", "workers.tasks.bench"]
+)
 app.conf.update(celery_config(get_settings()))

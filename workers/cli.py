@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from backend.core.task_names import INGEST_QUEUE
-from workers import cli_ingest, cli_metrics
+from workers import cli_bench, cli_ingest, cli_metrics
 
 log = logging.getLogger("perfdash")
 
@@ -50,6 +50,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     cli_ingest.register(sub)
     cli_metrics.register(sub)
+    cli_bench.register(sub)
     return parser
 
 

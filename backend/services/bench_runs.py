@@ -127,7 +127,8 @@ def _push(
             "benchmark": _benchmark_name(spec, point["label"]),
             "commit": run.ref,
             "branch": spec.branch,
-            "run_id": f"bench-{run.id}",
+            # Per point: a command may name its benchmarks the same at every sweep point.
+            "run_id": f"bench-{run.id}" + (f"[{point['label']}]" if point["label"] else ""),
         }
         ids += push_metrics(session, point["document"], defaults=defaults).runs
     return ids

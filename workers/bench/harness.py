@@ -1,0 +1,140 @@
+"""Timing and memory measurement shared by every built-in workload.
+
+On CUDA each measured iteration is bracketed by a pair of CUDA events recorded on the
+current stream, after a synchronised warm-up; the host waits once at the end, so the
+samples are GPU time and the launch queue stays full. On CPU the harness falls back to
+`time.perf_counter` around each (synchronous) iteration.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+Step = Callable[[], object]
+
+
+@dataclass
+class Timing:
+    """Per-iteration samples in milliseconds and the clock that measured them."""
+
+    samples_ms: list[float]
+    timer: str
+
+
+@dataclass
+class Memory:
+    """Peak device memory over one sweep point (None on CPU)."""
+
+    max_allocated: int | None = None
+    max_reserved: int | None = None
+
+    @property
+    def fragmentation_pct(self) -> float | None:
+        """Reserved-but-unallocated share of the reserved peak, in percent."""
+        if not self.max_reserved or self.max_allocated is None:
+            return None
+        return 100.0 * (1.0 - self.max_allocated / self.max_reserved)
+
+
+@dataclass
+class Phase:
+    """One timed thing a workload does per iteration, and what one iteration is worth."""
+
+    step: Step
+    time_metric: str = "time_ms"
+    flops: float = 0.0
+    flops_metric: str | None = None
+    bytes: float = 0.0
+    bandwidth_metric: str | None = None
+    items: float = 0.0
+    items_metric: str | None = None
+
+
+@dataclass
+class Workload:
+    """What `prepare` of a built-in workload returns: phases, and what to hash after them."""
+
+    phases: list[Phase]
+    outputs: Callable[[], list[torch.Tensor]]
+    notes: dict[str, object] = field(default_factory=dict)
+
+
+def resolve_device(name: str) -> torch.device:
+    """`auto` is the first GPU when there is one, else the CPU."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(f"device {name!r} was asked for but torch sees no CUDA device")
+    return device
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for queued device work; a no-op on CPU."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def measure(step: Step, *, device: torch.device, warmup: int, iters: int) -> Timing:
+    """Run `warmup` untimed iterations, synchronise, then time `iters` iterations."""
+    for _ in range(warmup):
+        step()
+    synchronize(device)
+    if device.type != "cuda":
+        samples = []
+        for _ in range(iters):
+            start = time.perf_counter()
+            step()
+            samples.append((time.perf_counter() - start) * 1e3)
+        return Timing(samples, "perf_counter")
+    # torch ships Event without annotations.
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]  # type: ignore[no-untyped-call]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]  # type: ignore[no-untyped-call]
+    for start_event, end_event in zip(starts, ends, strict=True):
+        start_event.record()
+        step()
+        end_event.record()
+    synchronize(device)
+    return Timing([s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)], "cuda_events")
+
+
+def reset_memory(device: torch.device) -> None:
+    """Start a fresh peak-memory window."""
+    if device.type == "cuda":
+        synchronize(device)
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def read_memory(device: torch.device) -> Memory:
+    """Peak allocated and reserved bytes since `reset_memory`."""
+    if device.type != "cuda":
+        return Memory()
+    return Memory(torch.cuda.max_memory_allocated(device), torch.cuda.max_memory_reserved(device))
+
+
+def profile_steps(step: Step, *, device: torch.device, out_dir: Path, steps: int = 3) -> Path:
+    """Record `steps` iterations with torch.profiler into a gzipped Kineto JSON file."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device.type == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(
+        activities=activities, record_shapes=True, with_flops=True, profile_memory=True
+    ) as prof:
+        for _ in range(steps):
+            step()
+            synchronize(device)
+    raw = out_dir / "benchmark.pt.trace.json"
+    prof.export_chrome_trace(str(raw))
+    packed = raw.with_suffix(".json.gz")
+    with raw.open("rb") as src, gzip.open(packed, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    raw.unlink()
+    return packed

@@ -1,0 +1,103 @@
+"""Start `python -m workers.bench.run` for one run and say how it ended (no torch here).
+
+The runner is a child process in its own session: a time limit kills its whole group,
+and a signal death (the kernel's OOM killer, a `kill -9`) is told apart from a handled
+failure, which the runner reports itself in `result.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workers.bench.spec import RunRequest
+
+LOG_TAIL = 4000
+INSTALL_TIMEOUT_S = 900
+
+
+@dataclass
+class Outcome:
+    """A finished runner: its result document, or a failure reason and message."""
+
+    result: dict[str, Any] | None = None
+    reason: str | None = None
+    error: str | None = None
+    trace_path: Path | None = None
+    log: str = field(default="", repr=False)
+
+
+def _tail(path: Path) -> str:
+    return path.read_text(errors="replace")[-LOG_TAIL:] if path.exists() else ""
+
+
+def install_at_ref(requirement: str, ref: str, target: Path) -> Outcome | None:
+    """pip-install the spec's package at `ref` into `target`; an Outcome only on failure."""
+    spec = requirement.replace("{ref}", ref)
+    log = target.parent / "install.log"
+    with log.open("wb") as out:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--no-input", "--target", str(target), spec],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=INSTALL_TIMEOUT_S,
+            check=False,
+        )
+    if proc.returncode == 0:
+        return None
+    return Outcome(reason="install", error=f"pip install {spec} failed:\n{_tail(log)}")
+
+
+def _env(site: Path | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if site is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    return env
+
+
+def launch(request: RunRequest, workdir: Path, *, site: Path | None = None) -> Outcome:
+    """Run the request in a subprocess under its time limit and read what it left."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    request_path, out_dir, log = workdir / "request.json", workdir / "out", workdir / "runner.log"
+    request.write(request_path)
+    cmd = [sys.executable, "-m", "workers.bench.run", str(request_path), str(out_dir)]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, env=_env(site), start_new_session=True
+        )
+        try:
+            code = proc.wait(timeout=request.timeout_s)
+        except BaseException as e:  # our time limit, or the task's soft limit: no orphan
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            if not isinstance(e, subprocess.TimeoutExpired):
+                raise
+            return Outcome(
+                reason="time_limit",
+                error=f"the run exceeded its {request.timeout_s} s time limit and was killed",
+                log=_tail(log),
+            )
+    return _read(out_dir, code, _tail(log))
+
+
+def _read(out_dir: Path, code: int, log: str) -> Outcome:
+    result_path = out_dir / "result.json"
+    if code < 0 or not result_path.exists():
+        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+        return Outcome(
+            reason="killed",
+            error=f"the runner died ({how}) before reporting; out of memory or killed.\n{log}",
+            log=log,
+        )
+    result: dict[str, Any] = json.loads(result_path.read_text())
+    if result.get("status") != "succeeded":
+        error = str(result.get("error") or "the runner failed")
+        return Outcome(result=result, reason=str(result.get("reason") or "error"), error=error)
+    trace = result.get("trace_file")
+    return Outcome(result=result, trace_path=out_dir / trace if trace else None, log=log)

@@ -1,0 +1,175 @@
+"""`python -m workers.bench.run REQUEST.json OUT_DIR`: execute one benchmark run.
+
+Runs in its own process, started by the Celery task, so a CUDA fault, an OOM or a hard
+kill takes down this process and not the worker, and every run starts with a clean CUDA
+context. Writes `OUT_DIR/result.json` (see `docs/BENCHMARKS.md`), and the profiler trace
+next to it when the spec asks for one. A handled failure still writes a result, with a
+`reason` (`oom`, `error`) the task records.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from workers.bench import fingerprint
+from workers.bench.determinism import combine_digests, seed_everything, tensor_digest
+from workers.bench.external import load_callable, run_command, split_callable_result
+from workers.bench.harness import measure, profile_steps, read_memory, reset_memory, resolve_device
+from workers.bench.points import memory_points, rate_points, samples_point, value_point
+from workers.bench.spec import RunRequest
+from workers.bench.sweep import expand_sweep, point_label
+from workers.bench.workloads import ALLREDUCE, BUILTINS
+from workers.bench.workloads.allreduce import default_world_size, measure_allreduce
+
+
+def run_builtin(
+    req: RunRequest, params: dict[str, Any], device: torch.device, trace_dir: Path | None
+) -> dict[str, Any]:
+    """Measure every phase of a built-in workload at one sweep point."""
+    if req.workload not in BUILTINS:
+        raise ValueError(f"unknown built-in workload {req.workload!r}; known: {sorted(BUILTINS)}")
+    reset_memory(device)
+    work = BUILTINS[req.workload](params, device)
+    metrics: list[dict[str, Any]] = []
+    counts: dict[str, float] = {}
+    for phase in work.phases:
+        timing = measure(phase.step, device=device, warmup=req.warmup, iters=req.iters)
+        metrics.append(samples_point(phase.time_metric, "ms", timing.samples_ms))
+        metrics += rate_points(
+            timing.samples_ms,
+            flops=phase.flops,
+            flops_metric=phase.flops_metric,
+            nbytes=phase.bytes,
+            bandwidth_metric=phase.bandwidth_metric,
+            items=phase.items,
+            items_metric=phase.items_metric,
+        )
+        counts[f"{phase.time_metric}.flops"], counts[f"{phase.time_metric}.bytes"] = (
+            phase.flops,
+            phase.bytes,
+        )
+    memory = read_memory(device)
+    metrics += memory_points(memory.max_allocated, memory.max_reserved, memory.fragmentation_pct)
+    digest = tensor_digest(work.outputs())
+    trace = None
+    if trace_dir is not None:  # after hashing: profiled steps change a training state
+        trace = profile_steps(work.phases[-1].step, device=device, out_dir=trace_dir).name
+    return {
+        "metrics": metrics,
+        "hash": digest,
+        "counts": counts,
+        "notes": work.notes,
+        "timer": timing.timer,
+        "trace_file": trace,
+    }
+
+
+def run_allreduce(req: RunRequest, params: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    """All-reduce of `size_bytes` across `world_size` ranks (default: all local GPUs)."""
+    world = int(params.get("world_size") or default_world_size(device.type))
+    (row,) = measure_allreduce(
+        [int(params.get("size_bytes", 1 << 26))],
+        warmup=req.warmup,
+        iters=req.iters,
+        world_size=world,
+        device_type=device.type,
+    )
+    metrics = [
+        samples_point("time_ms", "ms", row["samples_ms"]),
+        value_point("algbw_gbps", "GB/s", row["algbw_gbps"], "higher_is_better"),
+        value_point("busbw_gbps", "GB/s", row["busbw_gbps"], "higher_is_better"),
+    ]
+    counts = {"time_ms.bytes": float(row["size_bytes"]) * 2 * (world - 1) / world}
+    notes = {"world_size": world, "host_mean_ms": row["host_mean_ms"]}
+    return {
+        "metrics": metrics,
+        "hash": row["hash"],
+        "counts": counts,
+        "notes": notes,
+        "timer": row["timer"],
+        "trace_file": None,
+    }
+
+
+def run_callable(req: RunRequest, params: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    """Call the user's `module:function(params, seed, device)`."""
+    fn = load_callable(req.workload)
+    points, outputs = split_callable_result(fn(params, req.seed, str(device)), req.workload)
+    digest = tensor_digest(outputs) if outputs else None
+    return {
+        "metrics": points,
+        "hash": digest,
+        "counts": {},
+        "notes": {},
+        "timer": "callable",
+        "trace_file": None,
+    }
+
+
+def _point(
+    req: RunRequest, params: dict[str, Any], device: torch.device, out_dir: Path, first: bool
+) -> dict[str, Any]:
+    seed_everything(req.seed, req.deterministic)
+    if req.kind == "command":
+        doc = run_command(
+            req.command,
+            params,
+            seed=req.seed,
+            timeout_s=req.timeout_s,
+            output_file=req.output_file,
+            workdir=out_dir,
+        )
+        return {"document": doc, "hash": None}
+    if req.kind == "callable":
+        return run_callable(req, params, device)
+    if req.workload == ALLREDUCE:
+        return run_allreduce(req, params, device)
+    return run_builtin(req, params, device, out_dir if req.profile and first else None)
+
+
+def execute(req: RunRequest, out_dir: Path) -> dict[str, Any]:
+    """Run every sweep point; never raises for a workload failure (it becomes `reason`)."""
+    result: dict[str, Any] = {"status": "failed", "reason": "error", "error": None, "points": []}
+    try:
+        device = resolve_device(req.device)
+        result["environment"] = fingerprint.environment(spec_hash=req.spec_hash, device=str(device))
+        result["clocks_before"] = fingerprint.read_clocks()
+        swept = list(req.sweep)
+        for i, params in enumerate(expand_sweep(req.params, req.sweep)):
+            point = _point(req, params, device, out_dir, first=i == 0)
+            result["points"].append(
+                {"params": params, "label": point_label(params, swept), **point}
+            )
+        result["clocks_after"] = fingerprint.read_clocks()
+        result["warnings"] = fingerprint.clock_warnings(result["clocks_after"])
+        hashes = [p["hash"] for p in result["points"] if p.get("hash")]
+        result["determinism_hash"] = combine_digests(hashes) if hashes else None
+        result.update(status="succeeded", reason=None)
+    except torch.cuda.OutOfMemoryError as e:
+        result.update(reason="oom", error=f"out of GPU memory: {e}".splitlines()[0])
+    except Exception as e:  # the run fails with a message; the process still reports it
+        result["error"] = f"{type(e).__name__}: {e}"[:4000]
+        result["traceback"] = traceback.format_exc()[-8000:]
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Read the request, run it, write `result.json`; exit 0 whenever a result was written."""
+    args = sys.argv[1:] if argv is None else argv
+    request_path, out_dir = Path(args[0]), Path(args[1])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result = execute(RunRequest.read(request_path), out_dir)
+    traces = [p.get("trace_file") for p in result["points"] if p.get("trace_file")]
+    result["trace_file"] = traces[0] if traces else None
+    (out_dir / "result.json").write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""`perfdash bench apply|run|list` and `perfdash beat`: benchmark specs from the shell.
+
+`bench` talks to a server over HTTP like `perfdash sla apply`; the token (needed only for
+command specs and install hooks, which must come from an admin) is read from an
+environment variable. `beat` runs Celery beat, which sends `bench_tick` every minute;
+the tick queues the scheduled specs whose cron fired.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+EXIT_ERROR = 2
+TICK_EVERY_S = 60.0
+_DONE = ("succeeded", "failed")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `bench` and `beat` to the `perfdash` parser."""
+    bench = sub.add_parser("bench", help="benchmark specs and re-runs").add_subparsers(
+        required=True, metavar="ACTION"
+    )
+    apply = bench.add_parser("apply", help="upsert the specs of a YAML file and print the diff")
+    apply.add_argument("file", type=Path)
+    _server_args(apply)
+    apply.set_defaults(handler=_apply)
+
+    run = bench.add_parser("run", help="queue a run of a spec")
+    run.add_argument("name")
+    run.add_argument("--ref", default="", help="git ref to install the package at")
+    run.add_argument("--wait", action="store_true", help="wait for the run and print it")
+    run.add_argument("--wait-timeout", type=float, default=3600.0)
+    _server_args(run)
+    run.set_defaults(handler=_run)
+
+    listing = bench.add_parser("list", help="specs and their last runs")
+    _server_args(listing)
+    listing.set_defaults(handler=_list)
+
+    beat = sub.add_parser("beat", help="run Celery beat for scheduled benchmark runs")
+    beat.set_defaults(handler=_beat)
+
+
+def _server_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", default="http://127.0.0.1:8000", help="perfdash server")
+    parser.add_argument("--token-env", default="PERFDASH_TOKEN", help="env var with the token")
+    parser.add_argument("--timeout", type=float, default=60.0)
+
+
+def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> Any:
+    token = os.environ.get(args.token_env)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        response = httpx.request(
+            method, args.url.rstrip("/") + path, json=body, headers=headers, timeout=args.timeout
+        )
+    except httpx.HTTPError as e:
+        raise SystemExit(f"perfdash: cannot reach {args.url}: {e}") from e
+    if response.is_error:
+        raise SystemExit(f"perfdash: {method} {path}: {response.status_code} {response.text}")
+    return response.json()
+
+
+def load_specs(path: Path) -> list[dict[str, Any]]:
+    """The specs of a YAML file (`benchmarks:` list, or a bare list), all validated."""
+    import yaml
+    from pydantic import ValidationError
+
+    from backend.models.benchmarks import BenchmarkSpecCreate
+
+    loaded = yaml.safe_load(path.read_text())
+    items = loaded.get("benchmarks") if isinstance(loaded, dict) else loaded
+    if not isinstance(items, list):
+        raise ValueError(f"{path}: expected a list under 'benchmarks:'")
+    specs = []
+    for i, item in enumerate(items):
+        try:
+            specs.append(BenchmarkSpecCreate.model_validate(item).model_dump(mode="json"))
+        except ValidationError as e:
+            name = item.get("name", "?") if isinstance(item, dict) else "?"
+            raise ValueError(f"{path}: benchmarks[{i}] ({name}): {e}") from e
+    return specs
+
+
+def _apply(args: argparse.Namespace) -> int:
+    import yaml
+
+    try:
+        specs = load_specs(args.file)
+    except (OSError, ValueError, yaml.YAMLError) as e:
+        print(f"perfdash: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    for spec in specs:
+        change = _call(args, "POST", "/api/v1/benchmarks", spec)
+        mark = {"created": "+", "updated": "~", "unchanged": "="}[change["action"]]
+        print(f"{mark} {change['name']}")
+        for field, (old, new) in change["changes"].items():
+            print(f"    {field}: {old!r} -> {new!r}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    run = _call(args, "POST", f"/api/v1/benchmarks/{args.name}/runs", {"ref": args.ref})
+    print(f"queued run {run['id']} of {args.name}")
+    if not args.wait:
+        return 0
+    deadline = time.monotonic() + args.wait_timeout
+    while run["status"] not in _DONE and time.monotonic() < deadline:
+        time.sleep(1.0)
+        run = _call(args, "GET", f"/api/v1/benchmark-runs/{run['id']}")
+    print(f"{run['status']}" + (f" ({run['reason']}): {run['error']}" if run["reason"] else ""))
+    for point in run["results"]:
+        values = ", ".join(
+            f"{m['metric']}={m['value']:.4g}"
+            for m in point["metrics"]
+            if m.get("value") is not None
+        )
+        print(f"  {point['label'] or args.name}: {values}")
+    if run["determinism_hash"]:
+        print(f"  determinism_hash={run['determinism_hash']}")
+    return 0 if run["status"] == "succeeded" else 1
+
+
+def _list(args: argparse.Namespace) -> int:
+    for spec in _call(args, "GET", "/api/v1/benchmarks")["items"]:
+        last = spec["last_run"] or {}
+        print(
+            f"{spec['name']:32} {spec['kind']:9} {last.get('status', '-'):10} {last.get('id', '')}"
+        )
+    return 0
+
+
+def _beat(_args: argparse.Namespace) -> int:
+    from backend.core.config import get_settings
+    from backend.core.task_names import BENCH_TICK, INGEST_QUEUE
+    from workers.celery_app import app
+
+    app.conf.beat_schedule = {
+        "bench-tick": {
+            "task": BENCH_TICK,
+            "schedule": TICK_EVERY_S,
+            "options": {"queue": INGEST_QUEUE},
+        }
+    }
+    schedule = get_settings().data_dir.resolve() / "celerybeat-schedule"
+    schedule.parent.mkdir(parents=True, exist_ok=True)
+    app.Beat(loglevel="INFO", schedule=str(schedule)).run()
+    return 0

@@ -1,0 +1,138 @@
+"""`run_benchmark` and `bench_tick`: thin adapters from ids to the benchmark runner.
+
+The task never imports torch: the measurement runs in a `python -m workers.bench.run`
+subprocess (see `workers.bench.launcher`), so ingest workers that load this module stay
+torch-free and a crashing workload cannot take the worker down. Results go through the
+metrics push and the trace through the upload path (`backend.services.bench_runs`).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, cast
+
+from celery.exceptions import SoftTimeLimitExceeded
+from sqlalchemy.exc import OperationalError
+from sqlmodel import Session
+
+from backend.core.config import get_settings
+from backend.core.db import get_engine
+from backend.core.task_names import BENCH_TICK, RUN_BENCHMARK
+from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec
+from backend.services.bench_runs import (
+    FailureReason,
+    claim_run,
+    fail_run,
+    finish_run,
+    requeue_run,
+)
+from backend.services.benchmarks import enqueue_due_runs
+from backend.services.traces import accept_upload
+from workers import runner_registry  # noqa: F401  (connects the worker_ready signal)
+from workers.bench.launcher import Outcome, install_at_ref, launch
+from workers.bench.spec import Determinism, Kind, RunRequest
+from workers.celery_app import app
+
+log = logging.getLogger(__name__)
+MAX_RETRIES = 3
+
+
+def _request(run: BenchmarkRun, spec: BenchmarkSpec) -> RunRequest:
+    return RunRequest(
+        run_id=run.id,
+        name=spec.name,
+        kind=cast(Kind, str(spec.kind)),
+        workload=spec.workload,
+        params=spec.params,
+        sweep=spec.sweep,
+        command=spec.command,
+        output_file=spec.output_file,
+        seed=spec.seed,
+        warmup=spec.warmup,
+        iters=spec.iters,
+        profile=spec.profile,
+        deterministic=cast(Determinism, spec.deterministic),
+        spec_hash=spec.spec_hash,
+        timeout_s=spec.timeout_s,
+    )
+
+
+def _measure(request: RunRequest, workdir: Path, install: str | None, ref: str) -> Outcome:
+    site = None
+    if install and ref:
+        site = workdir / "site"
+        failed = install_at_ref(install, ref, site)
+        if failed is not None:
+            return failed
+    return launch(request, workdir, site=site)
+
+
+def _record(session: Session, run_id: str, name: str, project: str, outcome: Outcome) -> str:
+    if outcome.reason is not None or outcome.result is None:
+        fail_run(session, run_id, FailureReason(outcome.reason or "error"), outcome.error or "")
+        return "failed"
+    trace_id = None
+    if outcome.trace_path is not None:
+        with outcome.trace_path.open("rb") as stream:
+            trace, _ = accept_upload(
+                session=session,
+                settings=get_settings(),
+                stream=stream,
+                name=f"benchmark {name} run {run_id[:8]}.pt.trace.json.gz",
+                project=project,
+            )
+        trace_id = trace.id
+    return str(finish_run(session, run_id, outcome.result, trace_id).status)
+
+
+def execute_run(run_id: str, runner: str) -> str | None:
+    """Claim the run, measure it in a subprocess, and record the outcome."""
+    with Session(get_engine()) as session:
+        claimed = claim_run(session, run_id, runner)
+        if claimed is None:
+            return None
+        run, spec = claimed
+        request, install, ref = _request(run, spec), spec.install, run.ref
+        name, project = spec.name, spec.project
+    workdir = Path(tempfile.mkdtemp(prefix=f"perfdash-bench-{run_id[:8]}-"))
+    try:
+        outcome = _measure(request, workdir, install, ref)
+        with Session(get_engine()) as session:
+            return _record(session, run_id, name, project, outcome)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@app.task(  # type: ignore[untyped-decorator]
+    name=RUN_BENCHMARK, bind=True, max_retries=MAX_RETRIES, soft_time_limit=3700, time_limit=3800
+)
+def run_benchmark(self: Any, run_id: str) -> str | None:
+    """Run one benchmark; only a database outage (transient) is retried."""
+    try:
+        return execute_run(run_id, runner=self.request.hostname or "worker")
+    except SoftTimeLimitExceeded:
+        with Session(get_engine()) as session:
+            fail_run(session, run_id, FailureReason.TIME_LIMIT, "the task's time limit passed")
+        return "failed"
+    except OperationalError as e:
+        log.warning("database error during benchmark run %s; retrying: %s", run_id, e)
+        with Session(get_engine()) as session:
+            requeue_run(session, run_id)
+        raise self.retry(exc=e, countdown=5 * 2**self.request.retries) from e
+    except Exception as e:
+        log.exception("benchmark run %s failed unexpectedly", run_id)
+        with Session(get_engine()) as session:
+            fail_run(
+                session, run_id, FailureReason.ERROR, f"internal error: {type(e).__name__}: {e}"
+            )
+        raise
+
+
+@app.task(name=BENCH_TICK)  # type: ignore[untyped-decorator]
+def bench_tick() -> list[str]:
+    """Queue the scheduled specs whose cron fired since the last tick."""
+    with Session(get_engine()) as session:
+        return enqueue_due_runs(session)
