@@ -14,6 +14,7 @@ Tables (all keyed by trace, deleted with it):
 
 from typing import Any
 
+from pydantic import BaseModel
 from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, SmallInteger, Table
 from sqlmodel import Field, SQLModel
 
@@ -103,9 +104,11 @@ class TimelineName(SQLModel, table=True):
 
 
 # ---- API shapes -------------------------------------------------------------------------
+# The window shapes are plain pydantic models: SQLModel's __init__ cost ~50 µs per item,
+# a quarter of a 5,000-item response's time.
 
 
-class LanePublic(SQLModel):
+class LanePublic(BaseModel):
     lane: int
     family: str
     group: str
@@ -119,7 +122,7 @@ class LanePublic(SQLModel):
     busy_ns: int
 
 
-class TimelineItem(SQLModel):
+class TimelineItem(BaseModel):
     lane: int
     start_ns: int
     dur_ns: int
@@ -132,7 +135,7 @@ class TimelineItem(SQLModel):
     args: dict[str, Any] | None = None
 
 
-class TimelineWindow(SQLModel):
+class TimelineWindow(BaseModel):
     trace_id: str
     start_ns: int
     end_ns: int

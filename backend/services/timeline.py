@@ -344,7 +344,7 @@ def get_overview(*, session: Session, trace_id: str, bins: int = 400) -> Timelin
 
 def _overview_level(lanes: list[TimelineLane]) -> int:
     levels = len(lanes[0].level_blocks)
-    for level in range(1, levels + 1):
+    for level in range(min(2, levels), levels + 1):  # device lanes store no level 1
         if sum(lane.level_blocks[level - 1] for lane in lanes) <= OVERVIEW_SCAN:
             return level
     return levels

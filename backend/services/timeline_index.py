@@ -43,7 +43,11 @@ from backend.services.timeline_pyramid import (
 
 Row = tuple[int, int, str, int, int | None]  # start, end, name, event id, correlation
 Thread = tuple[int | None, int | None, int | None]
-_BATCH = 10_000
+_BATCH = 20_000
+_SCAN_SQL = (
+    "SELECT kind, name, start_ns, dur_ns, id, correlation, rank, device, stream, pid, tid "
+    "FROM events WHERE trace_id = {}"
+)
 _TABLES: tuple[type[SQLModel], ...] = (
     TimelineBlock,
     TimelineSpan,
@@ -94,12 +98,14 @@ def build_timeline_index(conn: Connection, trace_id: str) -> None:
     for key, lane in lane_ids.items():
         events = scan.lanes[key] if key in scan.lanes else devices[key]
         pyramid = _pyramid(events, levels)
-        block_rows.extend(_block_rows(trace_id, lane, pyramid))
+        # A device lane only feeds the overview, which never reads level 1.
+        stored = pyramid[1:] if key.family == DEVICE and len(pyramid) > 1 else pyramid
+        block_rows.extend(_block_rows(trace_id, lane, stored, 1 + len(pyramid) - len(stored)))
         lane_rows.append(_lane_row(trace_id, lane, key, events, pyramid, scan, queues))
         if key.family == GPU:
             gaps = find_gaps(events, pyramid[0], key.rank, scan.launches, runtime, sync)
             gap_rows.extend(_gap_row(trace_id, lane, g) for g in gaps)
-    _insert(conn, TimelineLane, lane_rows)
+    conn.execute(insert(TimelineLane), lane_rows)
     _insert(conn, TimelineBlock, block_rows)
     _insert(conn, TimelineGap, gap_rows)
     _insert(conn, TimelineSpan, _span_rows(trace_id, scan.longs, lane_ids))
@@ -116,13 +122,8 @@ def _gap_row(trace_id: str, lane: int, gap: Gap) -> dict[str, Any]:
 
 
 def _scan(conn: Connection, trace_id: str) -> _Scan:
-    e = table_of(TraceEvent).c
-    query = select(
-        e.kind, e.name, e.start_ns, e.dur_ns, e.id, e.correlation,
-        e.rank, e.device, e.stream, e.pid, e.tid,
-    ).where(e.trace_id == trace_id)  # fmt: skip
     scan, interned, sync_names = _Scan(), dict[str, str](), dict[str, bool]()
-    result = conn.execute(query, execution_options={"yield_per": _BATCH})
+    result = _driver_rows(conn, _SCAN_SQL, trace_id)
     for kind, name, start, dur, id_, corr, rank, device, stream, pid, tid in result:
         family = KIND_FAMILY.get(kind)
         if family is None:
@@ -182,8 +183,10 @@ def _pyramid(events: list[Row], levels: int) -> list[list[Block]]:
     return pyramid
 
 
-def _block_rows(trace_id: str, lane: int, pyramid: list[list[Block]]) -> Iterator[dict[str, Any]]:
-    for level, blocks in enumerate(pyramid, start=1):
+def _block_rows(
+    trace_id: str, lane: int, pyramid: list[list[Block]], first: int
+) -> Iterator[dict[str, Any]]:
+    for level, blocks in enumerate(pyramid, start=first):
         for b in blocks:
             yield {
                 "trace_id": trace_id, "level": level, "dclass": length_class(b.end - b.start),
@@ -242,7 +245,43 @@ def _name_rows(trace_id: str, names: dict[tuple[str, str], list[int]]) -> Iterat
         }  # fmt: skip
 
 
-def _insert(conn: Connection, table: type, rows: Iterable[dict[str, Any]]) -> None:
+def _driver_rows(conn: Connection, sql: str, trace_id: str) -> Iterator[tuple[Any, ...]]:
+    """Rows straight from the driver: SQLAlchemy's row objects cost ~7 µs per event here.
+    PostgreSQL streams through a server-side cursor, so memory stays one batch."""
+    dbapi: Any = conn.connection.driver_connection
+    postgres = conn.dialect.name == "postgresql"
+    cursor = dbapi.cursor(name="timeline_scan") if postgres else dbapi.cursor()
+    try:
+        cursor.execute(sql.format("%s" if postgres else "?"), (trace_id,))
+        while batch := cursor.fetchmany(_BATCH):
+            yield from batch
+    finally:
+        cursor.close()
+
+
+def _insert(conn: Connection, model: type[SQLModel], rows: Iterable[dict[str, Any]]) -> None:
+    """Bulk insert through the driver: COPY on PostgreSQL, executemany on SQLite
+    (SQLAlchemy's dict-per-row insert was 3x slower, as event_store found for events)."""
     it = iter(rows)
-    while batch := list(islice(it, _BATCH)):
-        conn.execute(insert(table), batch)
+    first = next(it, None)
+    if first is None:
+        return
+    table, columns = table_of(model).name, list(first)
+    dbapi: Any = conn.connection.driver_connection
+    cursor = dbapi.cursor()
+    batch = [first, *islice(it, _BATCH - 1)]
+    try:
+        while batch:
+            values = [tuple(row.values()) for row in batch]
+            batch = list(islice(it, _BATCH))
+            if conn.dialect.name == "postgresql":
+                with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                    for value in values:
+                        copy.write_row(value)
+            else:
+                marks = ", ".join("?" * len(columns))
+                cursor.executemany(
+                    f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", values
+                )
+    finally:
+        cursor.close()

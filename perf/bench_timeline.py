@@ -1,0 +1,221 @@
+"""Timeline benchmark: a 1M-event trace in SQLite and PostgreSQL, API latency per window
+size, index build cost, and browser first paint / zoom round trip in headless Chromium.
+
+The trace is the real H200 GPT trace in perf/data repeated with shifted times (and
+shifted correlation ids, so launches stay distinct) until it has about --events events;
+it goes through the normal ingest path, which builds the timeline index.
+
+Usage: .venv/bin/python perf/bench_timeline.py [--events 1000000] [--skip-postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCE = REPO / "perf" / "data" / "h200_gpt_12l.pt.trace.json.gz"
+POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+PG_DB = "perfdash_bench_timeline"
+MAX_ITEMS = 5000
+
+
+def synthesize(target: int, out: Path) -> int:
+    """Repeat the source trace's events with shifted ts/correlation until `target` events."""
+    doc = orjson.loads(gzip.decompress(SOURCE.read_bytes()))
+    events = [e for e in doc["traceEvents"] if isinstance(e, dict)]
+    timed = [e for e in events if e.get("ph") != "M" and isinstance(e.get("ts"), int | float)]
+    start = min(float(e["ts"]) for e in timed)
+    span = max(float(e["ts"]) + float(e.get("dur", 0)) for e in timed) - start + 1000.0
+    copies = max(1, round(target / len(timed)))
+    out_events = [e for e in events if e.get("ph") == "M"]
+    for k in range(copies):
+        for e in timed:
+            c = dict(e)
+            c["ts"] = float(e["ts"]) + k * span
+            args = e.get("args")
+            if isinstance(args, dict) and "correlation" in args:
+                c["args"] = {**args, "correlation": args["correlation"] + k * 10_000_000}
+            out_events.append(c)
+    doc["traceEvents"] = out_events
+    out.write_bytes(gzip.compress(orjson.dumps(doc), compresslevel=1))
+    return len(out_events)
+
+
+def _setup(url: str, data_dir: Path) -> Any:
+    os.environ["PERFDASH_DATA_DIR"] = str(data_dir)
+    os.environ["PERFDASH_DATABASE_URL"] = url
+    os.environ["PERFDASH_BROKER_URL"] = ""
+    from backend.core.config import get_settings
+    from backend.core.db import get_engine
+    from backend.core.migrate import upgrade_database
+
+    get_settings.cache_clear()
+    get_engine.cache_clear()
+    upgrade_database()
+    return get_settings()
+
+
+def ingest(url: str, data_dir: Path, trace: Path) -> tuple[str, dict[str, float]]:
+    """Store and ingest the trace; then rebuild the index alone to time it."""
+    from sqlmodel import Session
+
+    from backend.core.db import get_engine
+    from backend.models import Trace
+    from backend.services.blob_store import put_blob
+    from backend.services.timeline_index import build_timeline_index
+    from backend.services.trace_ingest import ingest_trace
+
+    settings = _setup(url, data_dir)
+    engine = get_engine()
+    with trace.open("rb") as f:
+        blob = put_blob(settings.blob_dir, f, max_bytes=1 << 34)
+    with Session(engine) as session:
+        row = Trace(name=trace.name, blob_sha256=blob.sha256, size_bytes=blob.size_bytes)
+        session.add(row)
+        session.commit()
+        trace_id = row.id
+    t = time.perf_counter()
+    assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
+    total = time.perf_counter() - t
+    t = time.perf_counter()
+    with engine.begin() as conn:
+        build_timeline_index(conn, trace_id)
+    return trace_id, {"ingest_s": total, "index_s": time.perf_counter() - t}
+
+
+def windows(t0: int, t1: int, seed: int = 7) -> list[tuple[int, int]]:
+    """Windows from the full trace down to 10 µs (x4 steps), 12 random positions each."""
+    rng, out, width = random.Random(seed), [(t0, t1)], t1 - t0
+    while width > 10_000:
+        width = max(10_000, width // 4)
+        out += [(s, s + width) for s in (rng.randint(t0, t1 - width) for _ in range(12))]
+    return out
+
+
+def api_latency(trace_id: str) -> dict[str, Any]:
+    """p50/p95/max of GET /timeline over all windows, through the real FastAPI app."""
+    from fastapi.testclient import TestClient
+
+    from backend.main import create_app
+
+    with TestClient(create_app()) as client:
+        base = f"/api/v1/traces/{trace_id}/timeline"
+        full = client.get(base).json()
+        times, modes, worst = [], {"blocks": 0, "events": 0}, 0
+        for ws, we in windows(full["trace_start_ns"], full["trace_end_ns"]):
+            t = time.perf_counter()
+            body = client.get(base, params={"start_ns": ws, "end_ns": we, "max_items": MAX_ITEMS})
+            times.append(time.perf_counter() - t)
+            data = body.json()
+            assert len(data["items"]) <= MAX_ITEMS, (ws, we)
+            modes[data["mode"]] += 1
+            worst = max(worst, len(data["items"]))
+    times.sort()
+    return {
+        "windows": len(times), "p50_ms": 1000 * statistics.median(times),
+        "p95_ms": 1000 * times[int(0.95 * (len(times) - 1))], "max_ms": 1000 * times[-1],
+        "modes": modes, "max_items_returned": worst,
+    }  # fmt: skip
+
+
+def browser(data_dir: Path, trace_id: str) -> dict[str, float]:
+    """First paint of the full-trace timeline and one zoom round trip, in headless Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PERFDASH_")}
+    env["PERFDASH_DATA_DIR"] = str(data_dir)
+    port = 8790
+    cmd = [sys.executable, "-m", "workers.cli", "serve", "--port", str(port), "--no-worker",
+           "--no-samples"]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        return _browse(sync_playwright, f"http://127.0.0.1:{port}/traces/{trace_id}/timeline")
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(30)
+
+
+def _browse(sync_playwright: Any, url: str) -> dict[str, float]:
+    import httpx
+
+    for _ in range(120):
+        try:
+            httpx.get(url.split("/traces")[0] + "/healthz", timeout=2)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    out: dict[str, float] = {}
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        page = b.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(url)  # warm-up: Dash bundles and the server's first request
+        page.wait_for_selector("#timeline-graph .barlayer .point path", state="attached", timeout=60_000)
+        paints = []
+        for _ in range(3):
+            t = time.perf_counter()
+            page.goto(url.split("?")[0])
+            page.wait_for_selector("#timeline-graph .barlayer .point path", state="attached", timeout=60_000)
+            paints.append(time.perf_counter() - t)
+        out["first_paint_s"] = statistics.median(paints)
+        zooms = []
+        for lo, hi in ((0.4, 0.6), (0.45, 0.55), (0.3, 0.7)):
+            box = page.locator("#timeline-graph .nsewdrag").first.bounding_box()
+            status = page.locator("#timeline-status").inner_text()
+            y = box["y"] + box["height"] / 2
+            page.mouse.move(box["x"] + box["width"] * lo, y)
+            page.mouse.down()
+            page.mouse.move(box["x"] + box["width"] * hi, y, steps=3)
+            t = time.perf_counter()
+            page.mouse.up()
+            page.wait_for_function(
+                "s => document.querySelector('#timeline-status').innerText !== s", arg=status
+            )
+            page.wait_for_timeout(0)
+            zooms.append(time.perf_counter() - t)
+        out["zoom_round_trip_s"] = statistics.median(zooms)
+        b.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--skip-postgres", action="store_true")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-timeline-"))
+    trace = tmp / "gpt_repeated.pt.trace.json.gz"
+    n = synthesize(args.events, trace)
+    print(f"synthesized {n:,} events ({trace.stat().st_size / 1e6:.0f} MB gz)", flush=True)
+    targets = [("sqlite", f"sqlite:///{tmp / 'sqlite' / 'perfdash.db'}", tmp / "sqlite")]
+    if not args.skip_postgres:
+        import psycopg
+
+        with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{PG_DB}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{PG_DB}"')
+        pg = f"postgresql+psycopg://postgres@127.0.0.1:5432/{PG_DB}"
+        targets.append(("postgresql", pg, tmp / "pg"))
+    for name, url, data_dir in targets:
+        trace_id, cost = ingest(url, data_dir, trace)
+        print(f"[{name}] ingest {cost['ingest_s']:.1f} s, timeline index alone "
+              f"{cost['index_s']:.1f} s = {1e6 * cost['index_s'] / n:.2f} µs/event", flush=True)  # fmt: skip
+        print(f"[{name}] API {api_latency(trace_id)}", flush=True)
+        if name == "sqlite":
+            print(f"[{name}] browser {browser(data_dir, trace_id)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
