@@ -246,12 +246,17 @@ class TraceStats:
         self, group_by: str, keys: Sequence[Any], op_names: Sequence[str]
     ) -> list[KernelGroupStat]:
         durs: dict[Any, list[int]] = {}
-        per_name: dict[Any, Counter[int]] = {}
+        per_name: dict[Any, dict[int, int]] = {}
         for key, nid, dur in zip(keys, self.k_name, self.k_dur, strict=True):
             if key == _NONE:  # a kernel whose launching op is unknown
                 continue
-            durs.setdefault(key, []).append(dur)
-            per_name.setdefault(key, Counter())[nid] += dur
+            values = durs.get(key)
+            if values is None:
+                values = durs[key] = []
+                per_name[key] = {}
+            values.append(dur)
+            names = per_name[key]
+            names[nid] = names.get(nid, 0) + dur
         gpu_total = self.kernel_ns
         rows = [
             self._group_row(group_by, key, values, per_name[key], gpu_total, op_names)
@@ -265,7 +270,7 @@ class TraceStats:
         group_by: str,
         key: Any,
         values: list[int],
-        names: Counter[int],
+        names: dict[int, int],
         gpu_total: int,
         op_names: Sequence[str],
     ) -> KernelGroupStat:

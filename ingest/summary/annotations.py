@@ -60,6 +60,8 @@ class AnnotationTrack:
         Args:
             launched: (rank, runtime call start, GPU start, GPU end) of each launch.
         """
+        if not self._cpu:
+            return
         starts: dict[int | None, tuple[list[int], list[int]]] = {}
         for rank, n in sorted(self._cpu, key=lambda k: self._cpu[k][0]):
             pair = starts.setdefault(rank, ([], []))

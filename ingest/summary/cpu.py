@@ -123,7 +123,8 @@ class CpuRanges:
             ops.setdefault(thread, []).append(i)
         start, end = self.op_start, self.op_end
         for indices in ops.values():  # enclosing op first when two start together
-            indices.sort(key=lambda i: (start[i], -end[i]))
+            indices.sort(key=end.__getitem__, reverse=True)
+            indices.sort(key=start.__getitem__)
         probes: dict[int, list[Probe]] = {}
         for i, (thread, t) in enumerate(zip(self.rt_thread, self.rt_start, strict=True)):
             probes.setdefault(thread, []).append((t, 0, i))

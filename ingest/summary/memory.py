@@ -40,6 +40,8 @@ class MemoryTrack:
 
     def __init__(self) -> None:
         self._tracks: dict[tuple[int | None, int], _Track] = {}
+        self._last: _Track | None = None  # most events repeat the previous device
+        self._last_key: tuple[int | None, int] = (None, -1)
 
     def add(self, event: Event) -> None:
         """Keep the allocator totals of one GPU memory event."""
@@ -49,10 +51,13 @@ class MemoryTrack:
         device = args.get("Device Id")
         if not isinstance(device, int) or device < 0:
             return
-        key = (event.rank, device)
-        track = self._tracks.get(key)
-        if track is None:
-            track = self._tracks[key] = _Track()
+        track = self._last
+        if track is None or device != self._last_key[1] or event.rank != self._last_key[0]:
+            key = self._last_key = (event.rank, device)
+            track = self._tracks.get(key)
+            if track is None:
+                track = self._tracks[key] = _Track()
+            self._last = track
         allocated, reserved = args.get("Total Allocated"), args.get("Total Reserved")
         if not isinstance(allocated, int):
             bytes_ = args.get("Bytes")

@@ -77,7 +77,7 @@ def split_device(keys: list[int], span_ns: int, max_gaps: int) -> tuple[TimeSpli
                     copy_u += seg
                 if mset:
                     mset_u += seg
-            else:
+            elif len(gaps) < max_gaps or seg > gaps[0][0]:
                 _keep(gaps, (seg, prev), max_gaps)
             prev = t
         code = key & 15
