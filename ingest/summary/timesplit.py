@@ -11,6 +11,7 @@ Public surface: `Category`, `boundaries`, `split_device`, `add_splits`, `Gap`.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from enum import IntEnum
 
 from ingest.summary.shape import TimeSplit
@@ -135,27 +136,28 @@ def _split(
 def add_splits(splits: list[TimeSplit]) -> TimeSplit:
     """All devices together: every ns field summed, the percentages recomputed."""
 
-    def total(field: str) -> int:
-        return sum(int(s[field]) for s in splits)  # type: ignore[literal-required, misc]
-
-    def exclusive(field: str) -> int:
-        return sum(s["exclusive"][field] for s in splits)  # type: ignore[literal-required]
+    def total(field: Callable[[TimeSplit], int]) -> int:
+        return sum(field(s) for s in splits)
 
     unions = (
-        total("busy_ns"),
-        total("compute_ns"),
-        total("communication_ns"),
-        total("copy_host_ns"),
-        total("memcpy_ns"),
-        total("memset_ns"),
+        total(lambda s: s["busy_ns"]),
+        total(lambda s: s["compute_ns"]),
+        total(lambda s: s["communication_ns"]),
+        total(lambda s: s["copy_host_ns"]),
+        total(lambda s: s["memcpy_ns"]),
+        total(lambda s: s["memset_ns"]),
     )
-    ex = (exclusive("communication_ns"), exclusive("memcpy_ns"), exclusive("memset_ns"))
+    ex = (
+        total(lambda s: s["exclusive"]["communication_ns"]),
+        total(lambda s: s["exclusive"]["memcpy_ns"]),
+        total(lambda s: s["exclusive"]["memset_ns"]),
+    )
     return _split(
-        total("span_ns"),
+        total(lambda s: s["span_ns"]),
         unions,
         ex,
-        total("comm_compute_overlap_ns"),
-        total("copy_compute_overlap_ns"),
+        total(lambda s: s["comm_compute_overlap_ns"]),
+        total(lambda s: s["copy_compute_overlap_ns"]),
     )
 
 

@@ -171,3 +171,27 @@ def test_kernel_stats_percentiles_launch_args_and_groups() -> None:
     # stream 9 gets i = 0,2,4,6,8 -> 5,4,3,6,9; stream 7 gets 1,2,10,7,8
     assert streams == {9: (5, 27, 5), 7: (5, 28, 7)}
     assert builder.stats.counts == {"kernel": 10, "python": 1}
+
+
+def test_ranks_keep_their_devices_and_correlation_ids_apart() -> None:
+    # Two ranks, both on device 0, reuse correlation id 1: each kernel must join the runtime
+    # call of its own rank (delays 10 and 30), and the devices must stay separate.
+    def ranked(event: Event, rank: int) -> Event:
+        event.rank = rank
+        return event
+
+    events = [
+        ranked(runtime("cudaLaunchKernel", 0, 5, corr=1), 0),
+        ranked(runtime("cudaLaunchKernel", 100, 5, corr=1, tid=2), 1),
+        ranked(kernel("gemm", 10, 50, corr=1), 0),
+        ranked(kernel("gemm", 130, 20, corr=1), 1),
+    ]
+    summary, builder = summarize(events)
+    assert [(d["rank"], d["device"], d["kernels"]) for d in summary["devices"]] == [
+        (0, 0, 1),
+        (1, 0, 1),
+    ]
+    assert summary["launch"]["delay"]["min_ns"] == 10
+    assert summary["launch"]["delay"]["max_ns"] == 30
+    ranks = {g.rank: g.total_ns for g in builder.kernel_groups() if g.group_by == "rank"}
+    assert ranks == {0: 50, 1: 20}
