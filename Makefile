@@ -3,7 +3,9 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test lint typecheck check conformance clean
+.PHONY: install run test lint typecheck check conformance perf clean
+# torch only for the benchmark runner's tests: this exact CPU build is on the CI disk.
+TORCH_CPU ?= torch==2.13.0
 
 $(BIN)/perfdash: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -13,10 +15,14 @@ $(BIN)/perfdash: pyproject.toml
 
 install: $(BIN)/perfdash
 
+$(VENV)/.torch-installed: $(BIN)/perfdash
+	$(BIN)/pip install -q "$(TORCH_CPU)"
+	touch $@
+
 run: install
 	$(BIN)/perfdash serve
 
-test: install
+test: install $(VENV)/.torch-installed
 	bash .ci/ensure-services
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -31,6 +37,9 @@ typecheck: install
 
 conformance: install
 	PATH=$(BIN):$$PATH $(PY) ../shared/tools/conformance.py
+
+perf: install
+	for b in perf/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) var test-artifacts .pytest_cache .mypy_cache .ruff_cache
