@@ -97,6 +97,8 @@ class Sla(SlaBase, table=True):
     last_evaluated_at: datetime | None = Field(
         default=None, sa_column=Column(DateTime(timezone=True))
     )
+    # The last SPARKLINE_LENGTH observed values, kept here so the board reads one row per SLA.
+    sparkline: list[float] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(
         default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
@@ -105,8 +107,12 @@ class Sla(SlaBase, table=True):
     )
 
 
+SPARKLINE_LENGTH = 30
+
+
 class SlaPublic(SlaBase):
     id: str
+    sparkline: list[float] = []
     status: Verdict | None
     status_changed_at: datetime | None
     last_observed: float | None

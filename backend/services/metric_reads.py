@@ -7,7 +7,6 @@ Public surface: `list_runs`, `get_series`, `board`, `facets`.
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import func as sa_func
 from sqlmodel import Session, col, func, select
 
 from backend.models.metrics import (
@@ -138,29 +137,6 @@ def get_series(
     )
 
 
-def _sparklines(session: Session, ids: list[str], n: int) -> dict[str, list[float]]:
-    """The last `n` observed values of each SLA, oldest first, in one windowed query."""
-    rank = (
-        sa_func.row_number()
-        .over(
-            partition_by=SlaEvaluation.sla_id,
-            order_by=(col(SlaEvaluation.created_at).desc(), col(SlaEvaluation.id).desc()),
-        )
-        .label("rank")
-    )
-    inner = (
-        select(SlaEvaluation.sla_id, SlaEvaluation.observed, rank)
-        .where(col(SlaEvaluation.sla_id).in_(ids))
-        .subquery()
-    )
-    query = select(inner.c.sla_id, inner.c.observed).where(inner.c.rank <= n)
-    out: dict[str, list[float]] = defaultdict(list)
-    for sla_id, observed, *_ in session.execute(query.order_by(inner.c.rank.desc())):
-        if observed is not None:
-            out[sla_id].append(observed)
-    return out
-
-
 def board(
     session: Session, *, project: str | None, branch: str | None, gpu: str | None, spark: int
 ) -> list[dict[str, Any]]:
@@ -174,14 +150,10 @@ def board(
         if (not branch or s.branch in (None, branch))
         and (not gpu or (s.environment or {}).get("gpu_model") in (None, gpu))
     ]
-    lines = _sparklines(session, [s.id for s in slas], spark) if slas else {}
-    return [
-        {
-            **SlaPublic.model_validate(s, from_attributes=True).model_dump(mode="json"),
-            "sparkline": lines.get(s.id, []),
-        }
-        for s in slas
-    ]
+    out = [SlaPublic.model_validate(s, from_attributes=True).model_dump(mode="json") for s in slas]
+    for item in out:
+        item["sparkline"] = item["sparkline"][-spark:] if spark else []
+    return out
 
 
 def facets(session: Session) -> dict[str, list[str]]:

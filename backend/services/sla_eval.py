@@ -16,7 +16,15 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from backend.models.metrics import Direction, MetricPoint, MetricRun
-from backend.models.slas import Rule, Sla, SlaEvaluation, SlaVerdict, Statistic, Verdict
+from backend.models.slas import (
+    SPARKLINE_LENGTH,
+    Rule,
+    Sla,
+    SlaEvaluation,
+    SlaVerdict,
+    Statistic,
+    Verdict,
+)
 from backend.services.changepoints import e_divisive
 from backend.services.series import env_matches, history, representative
 from backend.services.statistics import mann_whitney_u, median, percentile, welch_t_test
@@ -227,6 +235,8 @@ def _record(session: Session, sla: Sla, run: MetricRun, judged: Judgement) -> Sl
     now = datetime.now(UTC)
     if previous != judged.verdict:
         sla.status, sla.status_changed_at = judged.verdict, now
+    if judged.observed is not None:
+        sla.sparkline = [*(sla.sparkline or [])[1 - SPARKLINE_LENGTH :], judged.observed]
     sla.last_observed, sla.last_threshold, sla.last_evaluated_at = (
         judged.observed,
         judged.threshold,
@@ -264,7 +274,10 @@ def _record(session: Session, sla: Sla, run: MetricRun, judged: Judgement) -> Sl
 
 
 def evaluate_run(
-    session: Session, run: MetricRun, points: dict[str, MetricPoint]
+    session: Session,
+    run: MetricRun,
+    points: dict[str, MetricPoint],
+    slas: list[Sla] | None = None,
 ) -> list[SlaVerdict]:
     """Judge every SLA this run touches, store the evaluations and update each SLA's status.
 
@@ -272,12 +285,14 @@ def evaluate_run(
         session: the push's session; nothing is committed here.
         run: a flushed run (it has an id).
         points: the run's points by metric name.
+        slas: the SLAs this run touches, when the caller already has them.
 
     Returns:
         One verdict per affected SLA; an SLA whose metric the run lacks is `no_data`.
     """
     verdicts = []
-    for sla in sorted(affected_slas(session, run), key=lambda s: s.name):
+    chosen = affected_slas(session, run) if slas is None else slas
+    for sla in sorted(chosen, key=lambda s: s.name):
         point = points.get(sla.metric)
         judged = (
             Judgement(Verdict.NO_DATA)

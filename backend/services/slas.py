@@ -85,6 +85,7 @@ def _update(sla: Sla, data: SlaCreate, changes: dict[str, list[Any]]) -> None:
     # A new definition makes the cached status meaningless until the next push.
     if set(changes) - {"description", "severity", "name"}:
         sla.status = sla.status_changed_at = sla.last_observed = sla.last_threshold = None
+        sla.sparkline = []
     sla.updated_at = datetime.now(UTC)
 
 

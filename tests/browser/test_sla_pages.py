@@ -7,6 +7,7 @@ go in over HTTP as CI would send them; headless Chromium reads the pages.
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -103,7 +104,8 @@ def test_board_series_and_runs_pages(
     expect(page.locator(".sla-tile.sla-fail")).to_contain_text("throughput")
     expect(page.locator(".sla-tile.sla-none")).to_contain_text("peak memory")
     expect(page.locator("#slas-summary")).to_contain_text("1 fail")
-    expect(page.locator(".sla-tile.sla-pass .sla-bar")).to_have_count(RUNS)
+    spark = page.locator(".sla-tile.sla-pass img.sla-spark")
+    expect(spark).to_have_attribute("title", re.compile(f"^last {RUNS} values"))
     page.screenshot(path=artifacts / "sla_board.png", full_page=True)
 
     page.locator(".sla-tile.sla-pass").click()

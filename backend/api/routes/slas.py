@@ -6,7 +6,13 @@ from fastapi import APIRouter, Depends, Query, Response, status
 
 from backend.api.deps import SessionDep
 from backend.models.api_tokens import ApiToken
-from backend.models.slas import SlaCreate, SlaEvaluationPublic, SlaPublic, SlasPublic
+from backend.models.slas import (
+    SPARKLINE_LENGTH,
+    SlaCreate,
+    SlaEvaluationPublic,
+    SlaPublic,
+    SlasPublic,
+)
 from backend.services import metric_reads
 from backend.services import slas as service
 from backend.services.sla_eval import latest_evaluations
@@ -52,7 +58,7 @@ def board(
     project: str | None = None,
     branch: str | None = None,
     gpu: str | None = None,
-    spark: Annotated[int, Query(ge=0, le=200)] = 30,
+    spark: Annotated[int, Query(ge=0, le=SPARKLINE_LENGTH)] = SPARKLINE_LENGTH,
 ) -> list[dict[str, Any]]:
     """Every SLA with its status, last value, threshold and a sparkline of recent values."""
     return metric_reads.board(session, project=project, branch=branch, gpu=gpu, spark=spark)

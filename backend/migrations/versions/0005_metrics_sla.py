@@ -95,6 +95,7 @@ def upgrade() -> None:
     sa.Column('last_observed', sa.Float(), nullable=True),
     sa.Column('last_threshold', sa.Float(), nullable=True),
     sa.Column('last_evaluated_at', _TS, nullable=True),
+    sa.Column('sparkline', sa.JSON(), nullable=False),
     sa.Column('created_at', _TS, nullable=False),
     sa.Column('updated_at', _TS, nullable=False),
     sa.PrimaryKeyConstraint('id'),
