@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterator
+from typing import Any
 
 from ingest.events import Event, EventKind, ParseReport
 
@@ -240,32 +241,25 @@ def runtime_calls(conn: sqlite3.Connection, cols: set[str], report: ParseReport)
 
 
 def _runtime_rows(
-    rows: Iterator[tuple[object, ...]] | sqlite3.Cursor,
-    backtraces: dict[tuple[int | None, int | None], tuple[object, ...]],
+    rows: Iterator[tuple[Any, ...]] | sqlite3.Cursor,
+    backtraces: dict[tuple[int | None, int | None], tuple[Any, ...]],
 ) -> Iterator[Event]:
-    names: dict[str, str] = {}
-    classes = {k: {"api": v} for k, v in RUNTIME_CLASSES.items()}
+    """The hot loop of a large export (most rows are API calls): no helper calls per row."""
+    names: dict[Any, str] = {}
+    classes = {k: {"api": v} for k, v in RUNTIME_CLASSES.items()}  # shared, read-only
+    runtime = EventKind.RUNTIME
     for start, end, klass, gtid, corr, raw in rows:
-        assert isinstance(start, int) and isinstance(end, int)
-        gtid = gtid if isinstance(gtid, int) else None
-        corr = corr if isinstance(corr, int) else None
+        if gtid is None:
+            pid = tid = None
+        else:
+            pid, tid = (gtid >> 24) & 0xFFFFFF, gtid & 0xFFFFFF
         if backtraces:
-            backtraces.pop((_pid(gtid), corr), None)
-        text = str(raw or "")
-        name = names.get(text)
+            backtraces.pop((pid, corr), None)
+        name = names.get(raw)
         if name is None:
-            name = names[text] = _ABI_SUFFIX.sub("", text)
-        args = classes.get(klass) if isinstance(klass, int) else None  # shared, read-only
-        yield Event(
-            kind=EventKind.RUNTIME,
-            name=name,
-            start_ns=start,
-            dur_ns=end - start,
-            pid=_pid(gtid),
-            tid=_tid(gtid),
-            correlation=corr,
-            args=args,
-        )
+            name = names[raw] = _ABI_SUFFIX.sub("", str(raw or ""))
+        yield Event(runtime, name, start, end - start, None, None, pid, tid, corr,
+                    classes.get(klass))  # fmt: skip
 
 
 def nvtx_ranges(conn: sqlite3.Connection, cols: set[str], report: ParseReport) -> Iterator[Event]:

@@ -1,0 +1,221 @@
+"""Nsight Systems sqlite into perfdash's database: events per second, SQLite and PostgreSQL.
+
+Run: `python perf/bench_nsys.py [--factor 110] [--postgres URL]`. The input is the real H200
+train-step export (`tests/data/nsys/train_step.sqlite`, 9,870 events) replicated `--factor`
+times by `perf/make_nsys_large.py` (x110: 1.09 M events, 47 MB). Target: 1 M events/s.
+
+Rows, each in a fresh process:
+- `ingest`: the product path end to end: `accept_upload` (blob store) + `ingest_trace`
+  (detect, parse, bulk insert, kernel stats, summary, timeline index, status `ready`);
+- `parse only`: `parse_file` + iterating the events, no database (the Python ceiling);
+- `sqlite scan`: iterating the same SELECTs with the stdlib driver and building nothing
+  (the floor of any row-by-row Python path);
+- `prototype ATTACH`: NOT the product path. One `INSERT INTO events ... SELECT` per activity
+  table from the export ATTACHed read-only into a perfdash SQLite database, with args built by
+  `json_object` in SQL: what the faster design of the report would reach on a SQLite target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "perf"))
+from make_nsys_large import build  # noqa: E402
+
+DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+_INGEST = r"""
+import json, resource, sys, time
+from pathlib import Path
+import backend.core.queue as queue
+from sqlmodel import Session
+from backend.core.config import get_settings
+from backend.core.db import get_engine
+from backend.core.migrate import upgrade_database
+from backend.models import Trace
+from backend.services.trace_ingest import ingest_trace
+from backend.services.traces import accept_upload
+queue.enqueue = lambda *a, **k: None  # measure the ingest, not the broker
+upgrade_database()
+settings, engine = get_settings(), get_engine()
+path = Path(sys.argv[1])
+t0 = time.perf_counter()
+with Session(engine) as session, path.open("rb") as f:
+    trace, _ = accept_upload(session=session, settings=settings, stream=f, name=path.name,
+                             project="bench")
+status = ingest_trace(engine=engine, settings=settings, trace_id=trace.id)
+elapsed = time.perf_counter() - t0
+with Session(engine) as session:
+    row = session.get(Trace, trace.id)
+    events = sum(row.event_counts.values())
+print(json.dumps({"seconds": elapsed, "events": events, "status": str(status),
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+_PARSE = r"""
+import json, resource, sys, time
+from pathlib import Path
+from ingest import parse_file
+t0 = time.perf_counter()
+events = sum(1 for _ in parse_file(Path(sys.argv[1])).events)
+print(json.dumps({"seconds": time.perf_counter() - t0, "events": events,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+_SCAN = r"""
+import json, resource, sqlite3, sys, time
+conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+tables = ["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+          "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS",
+          "CUDA_GRAPH_NODE_EVENTS"]
+t0 = time.perf_counter()
+rows = 0
+for t in tables:
+    for _ in conn.execute(f"SELECT * FROM {t}"):
+        rows += 1
+print(json.dumps({"seconds": time.perf_counter() - t0, "events": rows,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+# The prototype: the kernel, copy and API-call tables (97% of the rows) straight in SQL.
+_ATTACH = r"""
+import json, resource, sqlite3, sys, time
+from sqlmodel import Session
+from backend.core.db import get_engine
+from backend.core.migrate import upgrade_database
+from backend.models import Trace
+upgrade_database()
+db, src = sys.argv[1], sys.argv[2]
+with Session(get_engine()) as session:  # a real trace row for the events' foreign key
+    trace = Trace(name="x", project="bench", blob_sha256="0" * 64, size_bytes=0)
+    session.add(trace)
+    session.commit()
+    trace_id = trace.id
+conn = sqlite3.connect(db, isolation_level=None)
+cols = "trace_id, kind, name, start_ns, dur_ns, device, stream, pid, tid, correlation, args"
+t0 = time.perf_counter()
+conn.execute(f"ATTACH DATABASE 'file:{src}?mode=ro' AS src")
+conn.execute("BEGIN")
+n = conn.execute(f'''INSERT INTO events ({cols})
+  SELECT ?, 'kernel', d.value, k.start, k.end - k.start, k.deviceId, k.streamId,
+         (k.globalPid >> 24) & 16777215, NULL, k.correlationId,
+         json_object('short name', s.value, 'grid', json_array(k.gridX, k.gridY, k.gridZ),
+                     'block', json_array(k.blockX, k.blockY, k.blockZ),
+                     'registers per thread', k.registersPerThread,
+                     'shared memory', k.staticSharedMemory + k.dynamicSharedMemory)
+  FROM src.CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN src.StringIds d ON d.id = k.demangledName
+  LEFT JOIN src.StringIds s ON s.id = k.shortName''', (trace_id,)).rowcount
+n += conn.execute(f'''INSERT INTO events ({cols})
+  SELECT ?, 'memcpy', 'Memcpy', m.start, m.end - m.start, m.deviceId, m.streamId,
+         (m.globalPid >> 24) & 16777215, NULL, m.correlationId,
+         json_object('bytes', m.bytes, 'copy kind', m.copyKind)
+  FROM src.CUPTI_ACTIVITY_KIND_MEMCPY m''', (trace_id,)).rowcount
+n += conn.execute(f'''INSERT INTO events ({cols})
+  SELECT ?, 'runtime', s.value, r.start, r.end - r.start, NULL, NULL,
+         (r.globalTid >> 24) & 16777215, r.globalTid & 16777215, r.correlationId,
+         json_object('api', CASE r.eventClass WHEN 0 THEN 'runtime' ELSE 'driver' END)
+  FROM src.CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN src.StringIds s ON s.id = r.nameId
+  WHERE r.eventClass <> 67''', (trace_id,)).rowcount
+conn.execute("COMMIT")
+print(json.dumps({"seconds": time.perf_counter() - t0, "events": n,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def _child(code: str, args: list[str], env: dict[str, str]) -> dict[str, float]:
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"child failed:\n{proc.stderr[-3000:]}")
+    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _env(database_url: str, tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PERFDASH_")}
+    return env | {
+        "PERFDASH_DATA_DIR": str(tmp / "var"),
+        "PERFDASH_DATABASE_URL": database_url,
+        "PERFDASH_MAX_UPLOAD_BYTES": str(8 * 1024**3),
+    }
+
+
+def _fresh_postgres(url: str) -> tuple[str, str]:
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    base = make_url(url)
+    name = f"perfdash_bench_nsys_{os.getpid()}"
+    admin = base.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return base.set(database=name).render_as_string(hide_password=False), admin
+
+
+def _drop_postgres(admin: str, url: str) -> None:
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
+
+
+def _runs(src: Path, postgres: str, tmp: Path) -> dict[str, dict[str, float]]:
+    sqlite_url = f"sqlite:///{tmp / 'ingest.db'}"
+    runs = {
+        "sqlite scan": _child(_SCAN, [str(src)], dict(os.environ)),
+        "parse only": _child(_PARSE, [str(src)], dict(os.environ)),
+        "ingest SQLite": _child(_INGEST, [str(src)], _env(sqlite_url, tmp / "s")),
+    }
+    if postgres:
+        url, admin = _fresh_postgres(postgres)
+        try:
+            runs["ingest PostgreSQL"] = _child(_INGEST, [str(src)], _env(url, tmp / "p"))
+        finally:
+            _drop_postgres(admin, url)
+    proto_db = tmp / "proto.db"
+    runs["prototype ATTACH (SQLite)"] = _child(
+        _ATTACH, [str(proto_db), str(src)], _env(f"sqlite:///{proto_db}", tmp / "a")
+    )
+    return runs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--factor", type=int, default=110)
+    ap.add_argument("--postgres", default=DEFAULT_PG, help="'' to skip PostgreSQL")
+    args = ap.parse_args()
+    src = build(args.factor)
+    print(
+        f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC  {platform.node()}  {os.cpu_count()} CPUs  "
+        f"python {platform.python_version()}  load {os.getloadavg()[0]:.1f}  "
+        f"input {src.name} ({src.stat().st_size / 1e6:.0f} MB)"
+    )
+    with tempfile.TemporaryDirectory() as d:
+        runs = _runs(src, args.postgres, Path(d))
+    print(f"{'path':28} {'events':>10} {'seconds':>8} {'events/s':>10} {'RSS MB':>7}")
+    for label, r in runs.items():
+        rate = r["events"] / r["seconds"]
+        events, rss = int(r["events"]), r["rss_mb"]
+        print(f"{label:28} {events:>10,} {r['seconds']:8.2f} {rate:>10,.0f} {rss:7.0f}")
+    print(f"# load at the end {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
