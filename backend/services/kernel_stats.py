@@ -85,15 +85,15 @@ def list_kernel_stats(
         )
     ).one()
     if group is KernelGroupBy.NAME:
-        items: list[Any] = _page(session, KernelStatRecord, trace_id, None, sort, q, limit, offset)
-        public: Any = [KernelStatPublic.model_validate(r, from_attributes=True) for r in items[0]]
+        rows, count = _page(session, KernelStatRecord, trace_id, None, sort, q, limit, offset)
+        public: Any = [KernelStatPublic.model_validate(r, from_attributes=True) for r in rows]
     else:
-        items = _page(session, KernelGroupStatRecord, trace_id, group, sort, q, limit, offset)
-        public = [KernelGroupStatPublic.model_validate(r, from_attributes=True) for r in items[0]]
+        rows, count = _page(session, KernelGroupStatRecord, trace_id, group, sort, q, limit, offset)
+        public = [KernelGroupStatPublic.model_validate(r, from_attributes=True) for r in rows]
     return KernelStatsPublic(
         trace_id=trace_id,
         items=public,
-        count=items[1],
+        count=count,
         total_kernel_ns=int(total),
         limit=limit,
         offset=offset,
@@ -112,8 +112,8 @@ def _page(
     q: str | None,
     limit: int,
     offset: int,
-) -> list[Any]:
-    """[rows, matching count] of one page of `table`."""
+) -> tuple[list[Any], int]:
+    """One page of `table`'s rows, and how many rows match."""
     is_name = table is KernelStatRecord
     label = col(table.name if is_name else table.key)  # type: ignore[union-attr]
     conditions: list[Any] = [table.trace_id == trace_id]
@@ -131,4 +131,4 @@ def _page(
         select(table).where(*conditions).order_by(*order).offset(offset).limit(limit)
     ).all()
     count = session.exec(select(func.count()).select_from(table).where(*conditions)).one()
-    return [list(rows), int(count)]
+    return list(rows), int(count)
