@@ -11,10 +11,9 @@ Public surface: `compute_roofline`.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from backend.models import Trace, TraceEvent
 from backend.models.trace_views import Roof, RooflineDevice, RooflinePoint, RooflinePublic
@@ -34,7 +33,6 @@ ROOF_FALLBACK = {
     "tensor": ("fp16_tensor",),
 }
 EXTERNAL_ID_KEYS = ("External id", "external id")
-KernelRow = tuple[str, int, int | None, dict[str, Any] | None]
 PointKey = tuple[str, str | None, int | None, str]
 
 
@@ -103,14 +101,22 @@ def _bound(
     return "memory" if intensity < peak / dev.peak_dram_bytes_per_s else "compute"
 
 
-def _measured(kernels: Iterable[KernelRow]) -> dict[PointKey, _Acc]:
+def _measured(session: Session, trace_id: str) -> dict[PointKey, _Acc]:
+    """One point per (kernel, device, precision) from counter args; {} for traces without."""
+    has_counters = col(TraceEvent.args)["dram_bytes"].as_float().is_not(None)
+    rows = session.exec(
+        select(
+            col(TraceEvent.name),
+            col(TraceEvent.dur_ns),
+            col(TraceEvent.device),
+            col(TraceEvent.args),
+        ).where(TraceEvent.trace_id == trace_id, TraceEvent.kind == "kernel", has_counters)
+    )
     points: dict[PointKey, _Acc] = defaultdict(_Acc)
-    for name, dur, device, args in kernels:
-        if not args or "dram_bytes" not in args:
-            continue
-        by_kind = {k: float(args.get(k) or 0) for k in MEASURED_KEYS}
+    for name, dur, device, args in rows:
+        by_kind = {k: float((args or {}).get(k) or 0) for k in MEASURED_KEYS}
         flops = sum(by_kind.values())
-        if flops <= 0:
+        if flops <= 0 or not args:
             continue
         precision = max(by_kind, key=by_kind.__getitem__).removeprefix("flops_")
         points[(name, None, device, precision)].add(dur, flops, float(args["dram_bytes"]))
@@ -121,7 +127,7 @@ def _external_id(args: dict[str, Any] | None) -> Any:
     return next((args[k] for k in EXTERNAL_ID_KEYS if k in args), None) if args else None
 
 
-def _estimated(session: Session, trace_id: str, kernels: list[KernelRow]) -> dict[PointKey, _Acc]:
+def _estimated(session: Session, trace_id: str) -> dict[PointKey, _Acc]:
     """One point per (dominant kernel, op, device, precision), from each op call's shapes."""
     ops = session.exec(
         select(col(TraceEvent.name), col(TraceEvent.args)).where(
@@ -133,11 +139,18 @@ def _estimated(session: Session, trace_id: str, kernels: list[KernelRow]) -> dic
     costs = {}
     for name, args in ops:
         cost, ext = estimate_op(name, args), _external_id(args)
-        if cost is not None and ext is not None:
+        if cost is not None and isinstance(ext, int):
             costs[ext] = (name, cost)
+    # The op's id is read inside the database, so 100k kernels' args are never decoded here.
+    column = col(TraceEvent.args)
+    ext_id = func.coalesce(column["External id"].as_integer(), column["external id"].as_integer())
+    kernels = session.exec(
+        select(col(TraceEvent.name), col(TraceEvent.dur_ns), col(TraceEvent.device), ext_id).where(
+            TraceEvent.trace_id == trace_id, TraceEvent.kind == "kernel"
+        )
+    )
     launches: dict[Any, list[tuple[str, int, int | None]]] = defaultdict(list)
-    for name, dur, device, args in kernels:
-        ext = _external_id(args)
+    for name, dur, device, ext in kernels:
         if ext in costs:
             launches[ext].append((name, dur, device))
     points: dict[PointKey, _Acc] = defaultdict(_Acc)
@@ -207,21 +220,17 @@ def compute_roofline(
         roofs = _device_roofs(trace.devices)
         return RooflinePublic(trace_id=trace_id, kind="none", note=_note("none", trace, roofs),
                               devices=roofs, points=[], covered_time_share=0.0)  # fmt: skip
-    kernels: list[KernelRow] = list(
+    total_ns = int(
         session.exec(
-            select(
-                col(TraceEvent.name),
-                col(TraceEvent.dur_ns),
-                col(TraceEvent.device),
-                col(TraceEvent.args),
-            ).where(TraceEvent.trace_id == trace_id, TraceEvent.kind == "kernel")
-        )
+            select(func.coalesce(func.sum(TraceEvent.dur_ns), 0)).where(
+                TraceEvent.trace_id == trace_id, TraceEvent.kind == "kernel"
+            )
+        ).one()
     )
-    total_ns = sum(k[1] for k in kernels)
     roofs = _device_roofs(trace.devices)
-    accs, estimated = _measured(kernels), False
+    accs, estimated = _measured(session, trace_id), False
     if not accs:
-        accs, estimated = _estimated(session, trace_id, kernels), True
+        accs, estimated = _estimated(session, trace_id), True
     points = _points(accs, total_ns, roofs, estimated)
     kind = "none" if not points else "estimated" if estimated else "measured"
     covered = sum(p.time_ns for p in points) / total_ns if total_ns else 0.0
