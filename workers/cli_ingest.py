@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         "skipped_events": parsed.report.skipped,
         "warnings": parsed.report.warnings,
         "kernels": [k.as_dict() for k in stats.kernels(args.top)],
+        "kernel_groups": [g.as_dict() for g in analysis.kernel_groups()],
         "summary": summary,
     }
     if args.json:

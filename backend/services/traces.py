@@ -9,7 +9,7 @@ from sqlmodel import Session, col, func, select
 from backend.core.config import Settings
 from backend.core.queue import enqueue
 from backend.core.task_names import INGEST_QUEUE, INGEST_TRACE
-from backend.models import KernelStatRecord, Trace
+from backend.models import Trace
 from backend.services.blob_store import delete_blob, put_blob
 from backend.services.errors import NotFoundError
 
@@ -58,21 +58,6 @@ def list_traces(
         counter = counter.where(Trace.project == project)
     rows = session.exec(query.order_by(col(Trace.created_at).desc()).offset(offset).limit(limit))
     return list(rows), session.exec(counter).one()
-
-
-def list_kernel_stats(
-    *, session: Session, trace_id: str, limit: int
-) -> tuple[list[KernelStatRecord], int, int]:
-    """Top kernels by total time, plus the number of kernel names and the total kernel time."""
-    get_trace(session=session, trace_id=trace_id)
-    where = KernelStatRecord.trace_id == trace_id
-    rows = session.exec(
-        select(KernelStatRecord).where(where).order_by(col(KernelStatRecord.rank)).limit(limit)
-    )
-    count, total = session.exec(
-        select(func.count(), func.coalesce(func.sum(KernelStatRecord.total_ns), 0)).where(where)
-    ).one()
-    return list(rows), count, int(total)
 
 
 def delete_trace(*, session: Session, blob_dir: Path, trace_id: str) -> None:
