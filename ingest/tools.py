@@ -7,16 +7,20 @@ otherwise the error gives the exact command to run by hand. The paths arrive as 
 options (`ExternalTools`), so `ingest` never reads settings.
 
 Public surface: `ExternalTools`, `NSYS_REP_MAGIC`, `NCU_REP_MAGIC`, `is_nsys_report`,
-`is_ncu_report`, `export_nsys_sqlite`, `import_ncu_csv`.
+`is_ncu_report`, `export_nsys_sqlite`, `import_ncu_csv`, `readable_file`, `remove_workdir`.
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ingest._io import read_head
 from ingest.errors import ParseError, UnsupportedFormatError
 
 # The first bytes of reports written by Nsight Systems 2025.3 and Nsight Compute 2025.3.
@@ -53,6 +57,38 @@ def is_ncu_report(head: bytes, name: str) -> bool:
     (True, True)
     """
     return head.startswith(NCU_REP_MAGIC) or name.lower().endswith(".ncu-rep")
+
+
+_Convert = Callable[[Path, Path, "ExternalTools", str], Path]
+
+
+def readable_file(
+    path: Path,
+    source: str,
+    tools: ExternalTools | None,
+    is_report: Callable[[bytes, str], bool],
+    convert: _Convert,
+) -> tuple[Path, Path | None]:
+    """The file to parse: `path` itself, or a vendor report converted by its tool into a
+    temporary folder, returned too so the caller removes it once the events are read.
+
+    Raises:
+        UnsupportedFormatError, ParseError: from `convert` (no tool, or the tool failed).
+    """
+    if not is_report(read_head(path, 64), source):
+        return path, None
+    workdir = Path(tempfile.mkdtemp(prefix="perfdash-report-"))
+    try:
+        return convert(path, workdir, tools or ExternalTools(), source), workdir
+    except BaseException:
+        remove_workdir(workdir)
+        raise
+
+
+def remove_workdir(workdir: Path | None) -> None:
+    """Delete a temporary folder made by `readable_file` (None: nothing to do)."""
+    if workdir is not None:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def export_nsys_sqlite(report: Path, out_dir: Path, tools: ExternalTools, source: str) -> Path:

@@ -48,6 +48,10 @@ RUNTIME_CLASSES = {0: "runtime", 1: "driver", 67: "backtrace"}
 BACKTRACE_CLASS = 67
 NVTX_STYLES = {34: "Mark", 59: "PushPop", 60: "StartEnd"}
 NVTX_DOMAIN_CREATE = 75
+_KERNEL_OPTIONAL = (
+    "contextId", "correlationId", "globalPid", "gridX", "gridY", "gridZ", "blockX", "blockY",
+    "blockZ", "registersPerThread", "staticSharedMemory", "dynamicSharedMemory", "graphNodeId",
+)  # fmt: skip
 _ABI_SUFFIX = re.compile(r"_v\d+$")
 
 
@@ -79,14 +83,7 @@ def kernels(conn: sqlite3.Connection, cols: set[str]) -> Iterator[Event]:
     launch configuration, context and graph node id go in args."""
     demangled = "d.value" if "demangledName" in cols else "s.value"
     short = "s.value" if "shortName" in cols else demangled
-    optional = ", ".join(
-        _col("k", c, cols)
-        for c in (
-            "contextId", "correlationId", "globalPid", "gridX", "gridY", "gridZ", "blockX",
-            "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
-            "dynamicSharedMemory", "graphNodeId",
-        )
-    )  # fmt: skip
+    optional = ", ".join(_col("k", c, cols) for c in _KERNEL_OPTIONAL)
     sql = (
         f"SELECT k.start, k.end, k.deviceId, k.streamId, {demangled}, {short}, {optional} "
         f"FROM {KERNEL} k "

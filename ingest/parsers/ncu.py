@@ -28,18 +28,21 @@ file's launches), plus ``compute_capability`` and ``sm_count``.
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ingest._io import read_head
 from ingest.errors import ParseError
 from ingest.events import Device, Event, EventKind, ParseReport, TraceFormat, TraceMeta
 from ingest.parsers import _ncu_csv as table
 from ingest.parsers._ncu_metrics import device_peaks, launch_args
-from ingest.tools import ExternalTools, import_ncu_csv, is_ncu_report
+from ingest.tools import (
+    ExternalTools,
+    import_ncu_csv,
+    is_ncu_report,
+    readable_file,
+    remove_workdir,
+)
 
 _DIMS = re.compile(r"-?\d+")
 
@@ -68,21 +71,13 @@ def parse(
         UnsupportedFormatError: an ``.ncu-rep`` with no ``ncu`` configured.
         ParseError: an empty file, no CSV header, or an unreadable CSV.
     """
-    workdir: Path | None = None
-    if is_ncu_report(read_head(path, 8), source):
-        workdir = Path(tempfile.mkdtemp(prefix="perfdash-ncu-"))
-        try:
-            path = import_ncu_csv(path, workdir, tools or ExternalTools(), source)
-        except BaseException:
-            shutil.rmtree(workdir, ignore_errors=True)
-            raise
-    if path.stat().st_size > max_bytes:
-        raise ParseError(f"file is larger than the {max_bytes}-byte limit", source=source)
+    path, workdir = readable_file(path, source, tools, is_ncu_report, import_ncu_csv)
     try:
+        if path.stat().st_size > max_bytes:
+            raise ParseError(f"file is larger than the {max_bytes}-byte limit", source=source)
         opened = table.open_csv(path, source, report)
     except BaseException:
-        if workdir is not None:
-            shutil.rmtree(workdir, ignore_errors=True)
+        remove_workdir(workdir)
         raise
     meta = TraceMeta(format=TraceFormat.NCU_CSV, metadata={"ncu_page": opened.page})
     return meta, _events(opened, meta, report, workdir)
@@ -104,8 +99,7 @@ def _events(
             yield event
     finally:
         opened.close()
-        if workdir is not None:
-            shutil.rmtree(workdir, ignore_errors=True)
+        remove_workdir(workdir)
 
 
 def _to_event(launch: table.Launch, clock: int, report: ParseReport) -> Event | None:

@@ -17,18 +17,21 @@ error gives the command.
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ingest._io import read_head
 from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Event, ParseReport, TraceFormat, TraceMeta
 from ingest.parsers import _nsys_events as tables
 from ingest.parsers import _nsys_schema as schema
-from ingest.tools import ExternalTools, export_nsys_sqlite, is_nsys_report
+from ingest.tools import (
+    ExternalTools,
+    export_nsys_sqlite,
+    is_nsys_report,
+    readable_file,
+    remove_workdir,
+)
 
 _PROGRESS_MASK = (1 << 16) - 1  # update progress every 65,536 rows
 _Reader = Callable[[sqlite3.Connection, set[str], ParseReport], Iterator[Event]]
@@ -70,20 +73,12 @@ def parse(
         ParseError: the sqlite file is locked, truncated or corrupt.
     """
     del max_bytes
-    workdir: Path | None = None
-    if is_nsys_report(read_head(path, 64), source):
-        workdir = Path(tempfile.mkdtemp(prefix="perfdash-nsys-"))
-        try:
-            path = export_nsys_sqlite(path, workdir, tools or ExternalTools(), source)
-        except BaseException:
-            shutil.rmtree(workdir, ignore_errors=True)
-            raise
+    path, workdir = readable_file(path, source, tools, is_nsys_report, export_nsys_sqlite)
     try:
         conn = schema.open_readonly(path, source)
         meta, plan = _prepare(conn, source, report)
     except BaseException:
-        if workdir is not None:
-            shutil.rmtree(workdir, ignore_errors=True)
+        remove_workdir(workdir)
         raise
     report.bytes_total = path.stat().st_size
     return meta, _events(conn, plan, report, source, workdir)
@@ -157,5 +152,4 @@ def _events(
         report.bytes_done = report.bytes_total
     finally:
         conn.close()
-        if workdir is not None:
-            shutil.rmtree(workdir, ignore_errors=True)
+        remove_workdir(workdir)
