@@ -157,6 +157,7 @@ def kernels_panel(
             {"column_id": query.sort, "direction": "asc" if query.sort == "label" else "desc"}
         ],
         style_as_list_view=True,
+        style_table={"overflowX": "auto"},
         style_cell={
             "fontFamily": "inherit",
             "fontSize": 13,
@@ -169,7 +170,7 @@ def kernels_panel(
                 "if": {"column_id": "label"},
                 "textAlign": "left",
                 "fontFamily": "var(--mono)",
-                "maxWidth": 520,
+                "maxWidth": 380,
                 "overflow": "hidden",
                 "textOverflow": "ellipsis",
             }
