@@ -19,7 +19,7 @@ from dash.development.base_component import Component
 
 from dashboard.api_client import ApiError, Trace, current_client
 from dashboard.components import notice, trace_summary
-from dashboard.components.status_badge import PENDING
+from dashboard.components.status_badge import PENDING, progress_bar
 from dashboard.components.trace_views import TABS, tab_bar
 from dashboard.pages import _trace_tabs as tabs
 
@@ -42,7 +42,8 @@ POLL_MS = 1500
 
 def _pending(trace: Trace) -> Component:
     text = f"This trace is {trace['status']}; the page updates by itself when parsing finishes."
-    return notice(text, "info", TRACE_DETAIL_STATUS)
+    bar = progress_bar(trace.get("progress")) if trace["status"] == "processing" else None
+    return notice([text, bar] if bar else text, "info", TRACE_DETAIL_STATUS)
 
 
 def _body(trace_id: str, query: dict[str, str]) -> tuple[list[Component], bool]:
