@@ -50,7 +50,9 @@ LABELS: dict[tuple[str, str], str] = {
     ("Dynamic Shared Memory Per Block", "other"): "launch__shared_mem_per_block_dynamic",
     ("# SMs", "other"): "device__attribute_multiprocessor_count",
 }
-_METRIC_NAME = re.compile(r"^[a-z][a-z0-9]*__[A-Za-z0-9_.]+$")
+# ncu metric names (`unit__counter.rollup...`) and the section files' helper columns
+# (`derived__...`, `derived_tempMetric0`).
+_METRIC_NAME = re.compile(r"^[a-z][a-z0-9]*__[A-Za-z0-9_.]+$|^derived_[A-Za-z0-9_.]+$")
 _HEADER_STARTS = ('"ID",', '"Process ID",', "ID,", "Process ID,")
 _MAX_PREAMBLE_LINES = 100_000
 
