@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 from sqlalchemy.engine import Connection
 
-from ingest import Event
+from ingest import Event, EventKind
 
 COLUMNS = (
     "trace_id", "kind", "name", "start_ns", "dur_ns", "rank", "device", "stream", "pid",
@@ -70,13 +70,16 @@ def insert_events(
     return total
 
 
+_KIND_TEXT = {kind: kind.value for kind in EventKind}  # Enum.value is a slow descriptor
+
+
 def _rows(trace_id: str, events: Iterable[Event]) -> Iterator[Row]:
-    dumps = orjson.dumps
+    dumps, kind_text = orjson.dumps, _KIND_TEXT
     for e in events:
         args = e.args
         yield (
             trace_id,
-            e.kind.value,
+            kind_text[e.kind],
             e.name,
             e.start_ns,
             e.dur_ns,
