@@ -70,7 +70,8 @@ class BenchmarkSpecBase(SQLModel):
     timeout_s: int = Field(default=1800, ge=10, le=3600)
     schedule: str | None = Field(default=None, max_length=128)
     install: str | None = Field(default=None, max_length=1024)
-    branch: str = Field(default="", max_length=256)
+    # The branch the runs' metrics are filed under; SLA baselines default to `main`.
+    branch: str = Field(default="main", max_length=256)
 
 
 class BenchmarkSpecCreate(BenchmarkSpecBase):

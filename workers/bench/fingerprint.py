@@ -83,16 +83,19 @@ def read_clocks() -> list[dict[str, Any]] | None:
     return rows
 
 
-def clock_warnings(after: list[dict[str, Any]] | None) -> list[str]:
+def clock_warnings(after: list[dict[str, Any]] | None, used: list[int]) -> list[str]:
     """Why the numbers may be low: clocks below max at the end of the loop, or a hot GPU.
 
-    >>> clock_warnings([{"index": 0, "sm_mhz": 1000, "sm_max_mhz": 1980, "temperature_c": 85}])
+    Only the GPUs the run used count; an idle neighbour sits at its idle clock.
+
+    >>> row = {"index": 0, "sm_mhz": 1000, "sm_max_mhz": 1980, "temperature_c": 85}
+    >>> clock_warnings([row], [0])
     ['gpu0: SM clock 1000 MHz < 90% of max 1980 MHz', 'gpu0: 85 °C >= 80 °C']
-    >>> clock_warnings(None)
-    []
+    >>> clock_warnings([row], [1]), clock_warnings(None, [0])
+    ([], [])
     """
     warnings = []
-    for row in after or []:
+    for row in (r for r in after or [] if r["index"] in used):
         if row["sm_mhz"] < CLOCK_FRACTION * row["sm_max_mhz"]:
             warnings.append(
                 f"gpu{row['index']}: SM clock {row['sm_mhz']} MHz < 90% of max "

@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 Step = Callable[[], object]
+MIN_WARMUP_S = 0.2
 
 
 @dataclass
@@ -55,6 +56,7 @@ class Phase:
     bandwidth_metric: str | None = None
     items: float = 0.0
     items_metric: str | None = None
+    stateful: bool = False  # True when each call changes state (an optimiser step)
 
 
 @dataclass
@@ -82,11 +84,28 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def measure(step: Step, *, device: torch.device, warmup: int, iters: int) -> Timing:
-    """Run `warmup` untimed iterations, synchronise, then time `iters` iterations."""
-    for _ in range(warmup):
+def warm_up(step: Step, *, device: torch.device, warmup: int, min_s: float = 0.0) -> None:
+    """`warmup` untimed iterations and, on a GPU, at least `min_s` seconds of them.
+
+    An idle GPU sits at a low clock and takes tens of milliseconds to reach its boost
+    clock; a count alone (10 short GEMMs are 2 ms) would time the ramp. do_bench warms
+    up by time for the same reason. A stateful step (training) must pass `min_s=0`:
+    a varying number of steps would change the state the determinism hash covers.
+    """
+    start, done = time.perf_counter(), 0
+    while done < warmup or (device.type == "cuda" and time.perf_counter() - start < min_s):
         step()
+        done += 1
+        if device.type == "cuda" and done % 8 == 0:
+            synchronize(device)  # so the host clock tracks the GPU, not the launch queue
     synchronize(device)
+
+
+def measure(
+    step: Step, *, device: torch.device, warmup: int, iters: int, min_warmup_s: float = 0.0
+) -> Timing:
+    """Warm up (see `warm_up`), synchronise, then time `iters` iterations."""
+    warm_up(step, device=device, warmup=warmup, min_s=min_warmup_s)
     if device.type != "cuda":
         samples = []
         for _ in range(iters):

@@ -20,7 +20,14 @@ import torch
 from workers.bench import fingerprint
 from workers.bench.determinism import combine_digests, seed_everything, tensor_digest
 from workers.bench.external import load_callable, run_command, split_callable_result
-from workers.bench.harness import measure, profile_steps, read_memory, reset_memory, resolve_device
+from workers.bench.harness import (
+    MIN_WARMUP_S,
+    measure,
+    profile_steps,
+    read_memory,
+    reset_memory,
+    resolve_device,
+)
 from workers.bench.points import memory_points, rate_points, samples_point, value_point
 from workers.bench.spec import RunRequest
 from workers.bench.sweep import expand_sweep, point_label
@@ -39,7 +46,13 @@ def run_builtin(
     metrics: list[dict[str, Any]] = []
     counts: dict[str, float] = {}
     for phase in work.phases:
-        timing = measure(phase.step, device=device, warmup=req.warmup, iters=req.iters)
+        timing = measure(
+            phase.step,
+            device=device,
+            warmup=req.warmup,
+            iters=req.iters,
+            min_warmup_s=0.0 if phase.stateful else MIN_WARMUP_S,
+        )
         metrics.append(samples_point(phase.time_metric, "ms", timing.samples_ms))
         metrics += rate_points(
             timing.samples_ms,
@@ -112,6 +125,14 @@ def run_callable(req: RunRequest, params: dict[str, Any], device: torch.device) 
     }
 
 
+def _gpus_used(req: RunRequest, device: torch.device) -> list[int]:
+    if device.type != "cuda":
+        return []
+    if req.kind == "builtin" and req.workload == ALLREDUCE:
+        return list(range(int(req.params.get("world_size") or torch.cuda.device_count())))
+    return [device.index or 0]  # "cuda" without an index is the first GPU here
+
+
 def _point(
     req: RunRequest, params: dict[str, Any], device: torch.device, out_dir: Path, first: bool
 ) -> dict[str, Any]:
@@ -147,7 +168,9 @@ def execute(req: RunRequest, out_dir: Path) -> dict[str, Any]:
                 {"params": params, "label": point_label(params, swept), **point}
             )
         result["clocks_after"] = fingerprint.read_clocks()
-        result["warnings"] = fingerprint.clock_warnings(result["clocks_after"])
+        result["warnings"] = fingerprint.clock_warnings(
+            result["clocks_after"], _gpus_used(req, device)
+        )
         hashes = [p["hash"] for p in result["points"] if p.get("hash")]
         result["determinism_hash"] = combine_digests(hashes) if hashes else None
         result.update(status="succeeded", reason=None)

@@ -76,6 +76,7 @@ def prepare(params: Mapping[str, Any], device: torch.device) -> Workload:
         flops_metric="tflops",
         items=tokens,
         items_metric="tokens_per_s",
+        stateful=True,
     )
     return Workload(
         phases=[phase],

@@ -1,0 +1,136 @@
+"""Tables of the benchmark pages: metrics of a sweep point, key/value facts, runs, clocks.
+
+Pure builders (API dicts in, Dash components out); import them from this module, so the
+shared `dashboard.components` package needs no edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dash import dcc, html
+
+from dashboard.clients.bench import BenchRun, Metric
+from dashboard.components.status_badge import status_badge
+from dashboard.format import format_bytes, format_timestamp
+
+_DIRECTION = {"lower_is_better": "↓ lower is better", "higher_is_better": "↑ higher is better"}
+
+
+def data_attr(name: str, value: str) -> dict[str, Any]:
+    """A `data-*` hook for tests and scripts, independent of column order."""
+    return {f"data-{name}": value}
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def format_value(value: float | None, unit: str) -> str:
+    """A metric value with its unit; bytes in SI units.
+
+    >>> format_value(1571685376.0, "B"), format_value(283027.1, "1/s"), format_value(None, "ms")
+    ('1.6 GB', '283,027 /s', '—')
+    """
+    if value is None:
+        return "—"
+    if unit == "B":
+        return format_bytes(value)
+    if unit == "1/s":
+        return f"{value:,.0f} /s"
+    return f"{value:.4g} {unit}".strip()
+
+
+def metrics_table(metrics: Sequence[Metric]) -> html.Div:
+    """One row per metric: p50, p95 and max for sampled ones, the value otherwise."""
+    head = html.Thead(html.Tr([html.Th(h) for h in ("Metric", "p50 / value", "p95", "max", "n")]))
+    rows = []
+    for m in metrics:
+        unit, samples = m.get("unit", ""), m.get("samples") or []
+        if samples:
+            cells = [_percentile(samples, 0.5), _percentile(samples, 0.95), max(samples)]
+            shown = [format_value(v, unit) for v in cells] + [str(len(samples))]
+        else:
+            shown = [format_value(m.get("value"), unit), "", "", "1"]
+        title = _DIRECTION.get(m.get("direction", ""), "")
+        rows.append(
+            html.Tr(
+                [html.Td(m["metric"], className="mono", title=title)]
+                + [html.Td(v, className="num") for v in shown],
+                **data_attr("metric", m["metric"]),
+            )
+        )
+    table = html.Table([head, html.Tbody(rows)], className="data-table metrics-table")
+    return html.Div(table, className="table-wrap")
+
+
+def kv_table(pairs: Sequence[tuple[str, Any]]) -> html.Table:
+    """Facts as a two-column table; empty values show as a dash."""
+    rows = [
+        html.Tr([html.Td(k), html.Td("—" if v in (None, "", []) else str(v))]) for k, v in pairs
+    ]
+    return html.Table(html.Tbody(rows), className="data-table kv-table")
+
+
+def clocks_table(before: list[dict[str, Any]] | None, after: list[dict[str, Any]] | None) -> Any:
+    """SM clock and temperature per GPU, before and after the measured loop (NVML)."""
+    if not after:
+        return html.Div("No NVML clock readings (pynvml not installed, or no GPU).",
+                        className="muted small")  # fmt: skip
+    start = {r["index"]: r for r in before or []}
+    head = html.Thead(html.Tr([html.Th(h) for h in ("GPU", "SM MHz before → after", "max", "°C")]))
+    rows = []
+    for row in after:
+        b = start.get(row["index"], {})
+        rows.append(
+            html.Tr(
+                [
+                    html.Td(str(row["index"])),
+                    html.Td(f"{b.get('sm_mhz', '—')} → {row['sm_mhz']}", className="num"),
+                    html.Td(str(row["sm_max_mhz"]), className="num"),
+                    html.Td(f"{b.get('temperature_c', '—')} → {row['temperature_c']}",
+                            className="num"),
+                ]
+            )
+        )  # fmt: skip
+    return html.Table([head, html.Tbody(rows)], className="data-table")
+
+
+def runs_table(runs: Sequence[BenchRun], metric: str | None) -> html.Div:
+    """A spec's runs: status, ref, when, determinism hash and the headline metric."""
+    head = ("Run", "Status", "Ref", "Started", "Determinism hash", metric or "")
+    rows = []
+    for run in runs:
+        values = [
+            m.get("value")
+            for p in run["results"]
+            for m in p["metrics"]
+            if m["metric"] == metric and m.get("value") is not None
+        ]
+        best = format_value(max(values), "") if values else "—"  # type: ignore[type-var]
+        rows.append(
+            html.Tr(
+                [
+                    html.Td(dcc.Link(run["id"][:8], href=f"/benchmark-runs/{run['id']}",
+                                     className="mono")),
+                    html.Td([status_badge(run["status"]),
+                             html.Div(run["reason"] or "", className="row-error")]),
+                    html.Td(run["ref"] or "—", className="mono small"),
+                    html.Td(format_timestamp(run["started_at"] or run["created_at"]),
+                            className="muted small"),
+                    html.Td((run["determinism_hash"] or "—")[:16], className="hash"),
+                    html.Td(best, className="num"),
+                ],
+                **data_attr("run", run["id"]),
+            )
+        )  # fmt: skip
+    table = html.Table(
+        [html.Thead(html.Tr([html.Th(h) for h in head])), html.Tbody(rows)],
+        className="data-table bench-runs",
+    )
+    return html.Div(table, className="table-wrap")

@@ -1,0 +1,135 @@
+"""`/benchmarks/<name>`: a spec, its runs, a re-run button, and scaling curves from sweeps.
+
+The scaling chart plots the spec's headline throughput against its first swept
+parameter, one line per commit (the run's git ref) and GPU model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dash
+from dash import Input, Output, State, callback, dcc, html
+from dash.development.base_component import Component
+
+from dashboard.api_client import ApiError, current_client
+from dashboard.clients.bench import BenchRun, BenchSpec, get_spec, list_runs, request_run
+from dashboard.components import notice
+from dashboard.components.bench_tables import kv_table, runs_table
+from dashboard.figures.benchmarks import primary_metric, scaling_figure
+
+# Dash ships no annotations for register_page.
+dash.register_page(  # type: ignore[no-untyped-call]
+    __name__, path_template="/benchmarks/<name>", title="Benchmark · perfdash", name="Benchmark"
+)
+
+BENCH_SPEC_NAME = "bench-spec-name"
+BENCH_SPEC_RUN = "bench-spec-run"
+BENCH_SPEC_STATUS = "bench-spec-status"
+BENCH_SPEC_RUNS = "bench-spec-runs"
+BENCH_SPEC_POLL = "bench-spec-poll"
+POLL_MS = 2000
+
+
+def _facts(spec: BenchSpec) -> Component:
+    what = " ".join(spec["command"]) if spec["kind"] == "command" else spec["workload"]
+    pairs = [
+        ("Kind", spec["kind"]),
+        ("Workload", what),
+        ("Params", spec["params"]),
+        ("Sweep", spec["sweep"]),
+        ("Seed / warm-up / iterations", f"{spec['seed']} / {spec['warmup']} / {spec['iters']}"),
+        ("Deterministic algorithms", spec["deterministic"]),
+        ("Profiler trace", "yes" if spec["profile"] else "no"),
+        ("Queue / time limit", f"{spec['queue']} / {spec['timeout_s']} s"),
+        ("Schedule (cron)", spec["schedule"]),
+        ("Install at a git ref", spec["install"]),
+        ("Spec hash", spec["spec_hash"]),
+    ]
+    return html.Section([html.H2("Spec"), kv_table(pairs)], className="card")
+
+
+def _scaling(spec: BenchSpec, runs: list[BenchRun]) -> Component | None:
+    done = [r for r in runs if r["status"] == "succeeded" and r["results"]]
+    if not spec["sweep"] or not done:
+        return None
+    metric = primary_metric([dict(p) for p in done[0]["results"]])
+    if metric is None:
+        return None
+    x_key = next(iter(spec["sweep"]))
+    figure = scaling_figure([dict(r) for r in runs], x_key, metric)
+    return html.Section(
+        [html.H2(f"Scaling: {metric} against {x_key}"),
+         dcc.Graph(id="bench-spec-scaling", figure=figure, config={"displaylogo": False})],
+        className="card",
+    )  # fmt: skip
+
+
+def _runs(name: str) -> Component:
+    try:
+        spec, runs = get_spec(current_client(), name), list_runs(current_client(), name)["items"]
+    except ApiError as e:
+        return notice(f"Could not load {name}: {e.detail}", "error")
+    metric = primary_metric([dict(p) for p in runs[0]["results"]]) if runs else None
+    sections: list[Any] = [_scaling(spec, runs)]
+    table = runs_table(runs, metric) if runs else html.Div("No runs yet.", className="empty-state")
+    sections.append(html.Section([html.H2("Runs"), table], className="card"))
+    return html.Div([s for s in sections if s is not None])
+
+
+def layout(name: str | None = None, **_query: str) -> html.Div:
+    """Fresh on every visit; the runs are re-read every couple of seconds."""
+    if not name:
+        return html.Div(notice("No benchmark selected."))
+    try:
+        spec = get_spec(current_client(), name)
+    except ApiError as e:
+        return html.Div(notice(f"Could not load benchmark {name}: {e.detail}", "error"))
+    title = html.Div(
+        [html.H1(name, className="page-title"),
+         html.Button("Run now", id=BENCH_SPEC_RUN, className="button", n_clicks=0)],
+        className="title-row",
+    )  # fmt: skip
+    return html.Div(
+        [
+            dcc.Link("← All benchmarks", href="/benchmarks", className="back-link"),
+            title,
+            html.Div(spec["description"], className="muted"),
+            dcc.Store(id=BENCH_SPEC_NAME, data=name),
+            html.Div(id=BENCH_SPEC_STATUS),
+            html.Div(_runs(name), id=BENCH_SPEC_RUNS),
+            _facts(spec),
+            dcc.Interval(id=BENCH_SPEC_POLL, interval=POLL_MS),
+        ]
+    )
+
+
+@callback(
+    Output(BENCH_SPEC_RUNS, "children"),
+    Input(BENCH_SPEC_POLL, "n_intervals"),
+    State(BENCH_SPEC_NAME, "data"),
+    prevent_initial_call=True,
+)
+def refresh(_n: int | None, name: str | None) -> Component:
+    """Re-read the runs so new ones and status changes show up."""
+    if not name:
+        raise dash.exceptions.PreventUpdate
+    return _runs(name)
+
+
+@callback(
+    Output(BENCH_SPEC_STATUS, "children"),
+    Input(BENCH_SPEC_RUN, "n_clicks"),
+    State(BENCH_SPEC_NAME, "data"),
+    prevent_initial_call=True,
+)
+def rerun(clicks: int | None, name: str | None) -> Component:
+    """Queue a run of this spec."""
+    if not clicks or not name:
+        raise dash.exceptions.PreventUpdate
+    try:
+        run = request_run(current_client(), name)
+    except ApiError as e:
+        return notice(f"Could not queue {name}: {e.detail}", "error")
+    link = dcc.Link("follow it", href=f"/benchmark-runs/{run['id']}")
+    return notice([f"Queued run {run['id'][:8]}; ", link, "."], "success")

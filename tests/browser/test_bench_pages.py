@@ -1,0 +1,81 @@
+"""The benchmark pages as a user clicks them, with a real GPU-queue worker on the CPU.
+
+`perfdash serve` (API, pages, ingest worker) plus `perfdash worker --queues gpu`: a spec
+is stored through the API, "Run now" is clicked on /benchmarks, the badge turns
+succeeded by itself, and the run page shows the metrics, a samples histogram and the
+environment; the spec page draws the scaling curve of the sweep.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import _spawn, _stop
+
+if TYPE_CHECKING:
+    from tests.browser.conftest import PageErrors, Server
+
+pytest.importorskip("torch")
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+RUN_TIMEOUT_MS = 120_000
+SPEC = {
+    "name": "copy-sweep",
+    "description": "device copy, swept over size",
+    "workload": "copy",
+    "sweep": {"size_bytes": [4096, 65536, 1048576]},
+    "warmup": 1,
+    "iters": 5,
+}
+
+
+@pytest.fixture
+def gpu_worker(perfdash_server: Server, tmp_path: Path) -> Iterator[None]:
+    """A `perfdash worker --queues gpu --concurrency 1` on the server's data dir."""
+    args = ["worker", "--queues", "gpu", "--concurrency", "1"]
+    proc = _spawn(args, perfdash_server.env, tmp_path / "gpu-worker.log")
+    yield
+    _stop(proc)
+
+
+def test_rerun_from_the_page_then_read_the_run(
+    perfdash_server: Server,
+    gpu_worker: None,
+    page: Page,
+    page_errors: PageErrors,
+    artifacts: Path,
+) -> None:
+    base = perfdash_server.base_url
+    assert httpx.post(f"{base}/api/v1/benchmarks", json=SPEC).status_code == 200
+    page.goto(base + "/benchmarks")
+    row = page.locator('tr[data-spec="copy-sweep"]')
+    expect(row).to_contain_text("never run")
+    expect(page.locator("#benchmarks-runners")).to_contain_text("gpu", timeout=60_000)
+
+    row.get_by_role("button", name="Run now").click()
+    expect(page.locator("#benchmarks-status .notice-success")).to_contain_text("Queued a run")
+    expect(row.locator(".badge")).to_have_text("succeeded", timeout=RUN_TIMEOUT_MS)
+    page.screenshot(path=artifacts / "bench_list_cpu.png", full_page=True)
+
+    row.locator(".badge").click()
+    expect(page.locator(".page-title")).to_contain_text("copy-sweep · run")
+    point = page.locator('[data-point="size_bytes=1048576"]')
+    expect(point.locator('tr[data-metric="bandwidth_gbps"]')).to_contain_text("GB/s")
+    expect(point.locator('tr[data-metric="time_ms"] td').last).to_have_text("5")
+    expect(point.locator(".js-plotly-plot .bars .point path").first).to_be_visible()
+    expect(page.locator("#bench-run-hash")).to_have_text(re.compile(r"^[0-9a-f]{64}$"))
+    expect(page.locator(".kv-table").last).to_contain_text("torch")
+    page.screenshot(path=artifacts / "bench_run_cpu.png", full_page=True)
+
+    page.get_by_role("link", name="← copy-sweep").click()
+    curve = page.locator("#bench-spec-scaling .js-plotly-plot .scatterlayer .trace")
+    expect(curve).to_have_count(1, timeout=30_000)
+    expect(page.locator("tr[data-run]")).to_have_count(1)
+    page.screenshot(path=artifacts / "bench_spec_cpu.png", full_page=True)
+    assert page_errors.messages == []
