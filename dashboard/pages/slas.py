@@ -6,7 +6,9 @@ Grouped by project and benchmark; filters by project, branch and GPU; refreshed 
 
 from __future__ import annotations
 
+from functools import cache
 from itertools import groupby
+from pathlib import Path
 from typing import Any
 
 import dash
@@ -15,7 +17,7 @@ from dash import Input, Output, callback, dcc, html
 from dashboard.api_client import ApiError, current_client
 from dashboard.clients.metrics import get_board, get_facets
 from dashboard.components import notice
-from dashboard.components.sla_tile import sla_tile
+from dashboard.components.sla_tile import board_document
 
 dash.register_page(  # type: ignore[no-untyped-call]
     __name__, path="/slas", title="SLA board · perfdash", name="SLAs", order=20
@@ -26,6 +28,8 @@ SLAS_BRANCH = "slas-branch"
 SLAS_GPU = "slas-gpu"
 SLAS_BOARD = "slas-board"
 SLAS_POLL = "slas-poll"
+SLAS_FRAME = "slas-frame"
+CSS_PATH = Path(__file__).resolve().parents[1] / "assets" / "metrics.css"
 REFRESH_MS = 30_000
 
 
@@ -61,23 +65,22 @@ def _summary(slas: list[dict[str, Any]]) -> html.Div:
     )
 
 
+@cache
+def _board_css() -> str:
+    """The board's stylesheet, inlined into the iframe document (read on first use)."""
+    return CSS_PATH.read_text()
+
+
 def render_board(slas: list[dict[str, Any]]) -> list[Any]:
-    """Groups of tiles, project then benchmark."""
+    """The counts, then the tiles grouped by project and benchmark in one iframe."""
     if not slas:
         return [notice("No SLAs yet: apply some with `perfdash sla apply slas.yaml`.", "info")]
-    sections: list[Any] = [_summary(slas)]
-    for project, in_project in groupby(slas, key=lambda s: s["project"]):
-        groups = [
-            html.Div(
-                [
-                    html.H3(benchmark, className="slas-benchmark"),
-                    html.Div([sla_tile(s) for s in tiles], className="slas-grid"),
-                ]
-            )
-            for benchmark, tiles in groupby(in_project, key=lambda s: s["benchmark"])
-        ]
-        sections.append(html.Section([html.H2(project), *groups], className="slas-project"))
-    return sections
+    groups = [
+        (project, [(b, list(tiles)) for b, tiles in groupby(rows, key=lambda s: s["benchmark"])])
+        for project, rows in groupby(slas, key=lambda s: s["project"])
+    ]
+    doc = board_document(groups, _board_css())
+    return [_summary(slas), html.Iframe(id=SLAS_FRAME, srcDoc=doc, className="slas-frame")]
 
 
 def layout(

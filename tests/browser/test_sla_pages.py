@@ -98,17 +98,18 @@ def test_board_series_and_runs_pages(
     _seed(perfdash_server)
     page.set_viewport_size({"width": 1600, "height": 900})
     page.goto(perfdash_server.base_url + "/slas")
-    tiles = page.locator("#slas-board .sla-tile")
+    board = page.frame_locator("#slas-frame")
+    tiles = board.locator(".sla-tile")
     expect(tiles).to_have_count(3, timeout=30_000)
-    expect(page.locator(".sla-tile.sla-pass")).to_contain_text("step p95")
-    expect(page.locator(".sla-tile.sla-fail")).to_contain_text("throughput")
-    expect(page.locator(".sla-tile.sla-none")).to_contain_text("peak memory")
+    expect(board.locator(".sla-tile.sla-pass")).to_contain_text("step p95")
+    expect(board.locator(".sla-tile.sla-fail")).to_contain_text("throughput")
+    expect(board.locator(".sla-tile.sla-none")).to_contain_text("peak memory")
     expect(page.locator("#slas-summary")).to_contain_text("1 fail")
-    spark = page.locator(".sla-tile.sla-pass img.sla-spark")
+    spark = board.locator(".sla-tile.sla-pass img.sla-spark")
     expect(spark).to_have_attribute("title", re.compile(f"^last {RUNS} values"))
     page.screenshot(path=artifacts / "sla_board.png", full_page=True)
 
-    page.locator(".sla-tile.sla-pass").click()
+    board.locator(".sla-tile.sla-pass").click()
     expect(page).to_have_url(
         f"{perfdash_server.base_url}/series?project=llm-train&"
         "benchmark=gpt-small&metric=step_time_ms"
