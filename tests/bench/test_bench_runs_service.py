@@ -89,3 +89,25 @@ def test_finishing_a_run_twice_stores_its_points_once(engine: Engine) -> None:
         second = finish_run(session, "r1", _result("c" * 64), None).metric_run_ids
         assert first == second
         assert session.exec(select(func.count()).select_from(MetricPoint)).one() == 2
+
+
+def test_scheduled_specs_are_queued_once_per_firing(engine: Engine) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from backend.services.benchmarks import enqueue_due_runs, list_runs
+
+    with Session(engine) as session:
+        spec, _ = upsert_spec(
+            session, BenchmarkSpecCreate(name="nightly", workload="gemm", schedule="0 3 * * *")
+        )
+        upsert_spec(session, BenchmarkSpecCreate(name="manual", workload="gemm"))
+        spec.created_at = datetime(2026, 11, 30, 2, 0, tzinfo=UTC)
+        session.add(spec)
+        session.commit()
+        before = datetime(2026, 11, 30, 2, 59, tzinfo=UTC)
+        assert enqueue_due_runs(session, before) == []
+        queued = enqueue_due_runs(session, before + timedelta(minutes=2))
+        assert len(queued) == 1
+        assert enqueue_due_runs(session, before + timedelta(minutes=30)) == []
+        runs, count = list_runs(session, name="nightly", limit=10, offset=0)
+        assert count == 1 and runs[0].trigger == "schedule" and runs[0].id == queued[0]
