@@ -14,6 +14,7 @@ import argparse
 import gzip
 import os
 import random
+import socket
 import statistics
 import subprocess
 import sys
@@ -29,6 +30,8 @@ SOURCE = REPO / "perf" / "data" / "h200_gpt_12l.pt.trace.json.gz"
 POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 PG_DB = "perfdash_bench_timeline"
 MAX_ITEMS = 5000
+CHROMIUM = "/usr/bin/chromium"
+BARS = "#timeline-graph .barlayer .point path"
 
 
 def synthesize(target: int, out: Path) -> int:
@@ -136,11 +139,14 @@ def browser(data_dir: Path, trace_id: str) -> dict[str, float]:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PERFDASH_")}
     env["PERFDASH_DATA_DIR"] = str(data_dir)
-    port = 8790
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
     cmd = [sys.executable, "-m", "workers.cli", "serve", "--port", str(port), "--no-worker",
            "--no-samples"]  # fmt: skip
+    log = (data_dir / "serve.log").open("wb")
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+                            stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
     try:
         return _browse(sync_playwright, f"http://127.0.0.1:{port}/traces/{trace_id}/timeline")
     finally:
@@ -153,21 +159,28 @@ def _browse(sync_playwright: Any, url: str) -> dict[str, float]:
 
     for _ in range(120):
         try:
-            httpx.get(url.split("/traces")[0] + "/healthz", timeout=2)
-            break
+            if httpx.get(url.split("/traces")[0] + "/healthz", timeout=2).status_code == 200:
+                break
         except httpx.HTTPError:
-            time.sleep(0.5)
+            pass
+        time.sleep(0.5)
     out: dict[str, float] = {}
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        b = pw.chromium.launch(
+            executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"]
+        )
         page = b.new_page(viewport={"width": 1280, "height": 900})
         page.goto(url)  # warm-up: Dash bundles and the server's first request
-        page.wait_for_selector("#timeline-graph .barlayer .point path", state="attached", timeout=60_000)
+        page.wait_for_selector(
+            "#timeline-graph .barlayer .point path", state="attached", timeout=60_000
+        )
         paints = []
         for _ in range(3):
             t = time.perf_counter()
             page.goto(url.split("?")[0])
-            page.wait_for_selector("#timeline-graph .barlayer .point path", state="attached", timeout=60_000)
+            page.wait_for_selector(
+                "#timeline-graph .barlayer .point path", state="attached", timeout=60_000
+            )
             paints.append(time.perf_counter() - t)
         out["first_paint_s"] = statistics.median(paints)
         zooms = []
@@ -210,8 +223,9 @@ def main() -> None:
         targets.append(("postgresql", pg, tmp / "pg"))
     for name, url, data_dir in targets:
         trace_id, cost = ingest(url, data_dir, trace)
+        per_event = 1e6 * cost["index_s"] / n
         print(f"[{name}] ingest {cost['ingest_s']:.1f} s, timeline index alone "
-              f"{cost['index_s']:.1f} s = {1e6 * cost['index_s'] / n:.2f} µs/event", flush=True)  # fmt: skip
+              f"{cost['index_s']:.1f} s = {per_event:.2f} µs/event", flush=True)  # fmt: skip
         print(f"[{name}] API {api_latency(trace_id)}", flush=True)
         if name == "sqlite":
             print(f"[{name}] browser {browser(data_dir, trace_id)}", flush=True)

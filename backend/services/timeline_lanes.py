@@ -74,8 +74,12 @@ def sort_key(key: LaneKey) -> tuple[int, int, int, int, int, int]:
     return (group, rank, a, b, _FAMILY_ORDER[key.family], 0)
 
 
-def lane_label(key: LaneKey, *, communication: bool = False, queue: object = None) -> str:
+def lane_label(
+    key: LaneKey, *, communication: bool = False, queue: object = None, show_rank: bool = True
+) -> str:
     """The label users know: "GPU 0 · stream 7", "rank 3 · GPU 0 · stream 13 (NCCL)".
+
+    `show_rank` is False for single-rank traces, where "rank 0 ·" on every lane is noise.
 
     >>> lane_label(LaneKey("gpu", 3, 0, 13), communication=True)
     'rank 3 · GPU 0 · stream 13 (NCCL)'
@@ -84,7 +88,7 @@ def lane_label(key: LaneKey, *, communication: bool = False, queue: object = Non
     >>> lane_label(LaneKey("annotation", None, 4242, 4242))
     'pid 4242 · thread 4242 · annotations'
     """
-    prefix = "" if key.rank is None else f"rank {key.rank} · "
+    prefix = "" if key.rank is None or not show_rank else f"rank {key.rank} · "
     if key.family == DEVICE:
         return f"{prefix}GPU {key.a} · all streams"
     if key.family in GPU_FAMILIES:

@@ -56,8 +56,8 @@ def window_from_relayout(relayout: dict[str, Any] | None, origin: int) -> tuple[
 def around(start_ns: int, end_ns: int, margin: float = 0.5) -> tuple[int, int]:
     """A window showing [start, end] with `margin` of its length on each side.
 
-    >>> around(100, 200)
-    (50, 250)
+    >>> around(100_000, 200_000)
+    (50000, 250000)
     """
     pad = max(int((end_ns - start_ns) * margin), MIN_WINDOW_NS)
     return (start_ns - pad, end_ns + pad)

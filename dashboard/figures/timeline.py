@@ -14,13 +14,17 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 
 from dashboard.clients.timeline import Lane, Overview, TimelineItem, TimelineWindow
 from dashboard.format import format_bytes, format_count, format_duration_ns
 
-__all__ = ["CATEGORY_COLORS", "ms_to_ns", "ns_to_ms", "overview_figure", "timeline_figure"]
+__all__ = [
+    "CATEGORY_COLORS", "ms_to_ns", "ns_to_ms", "overview_figure", "timeline_figure",
+    "window_shapes",
+]  # fmt: skip
 
 CATEGORY_COLORS = {
     "compute": "#3b5bdb",
@@ -168,6 +172,25 @@ def timeline_figure(window: TimelineWindow, search: str = "") -> go.Figure:
     return fig
 
 
+def window_shapes(start_ns: int, end_ns: int, window: tuple[int, int]) -> list[dict[str, Any]]:
+    """The overview's shading of the current window (none when it is the whole trace).
+
+    >>> window_shapes(0, 10, (0, 10))
+    []
+    >>> window_shapes(0, 10_000_000, (2_000_000, 3_000_000))[0]["x0"]
+    2.0
+    """
+    if window[0] <= start_ns and window[1] >= end_ns:
+        return []
+    return [
+        {
+            "type": "rect", "xref": "x", "yref": "paper", "y0": 0, "y1": 1,
+            "x0": ns_to_ms(window[0], start_ns), "x1": ns_to_ms(window[1], start_ns),
+            "fillcolor": "#fab005", "opacity": 0.3, "line": {"width": 1, "color": "#e67700"},
+        }
+    ]  # fmt: skip
+
+
 def overview_figure(overview: Overview, window: tuple[int, int] | None) -> go.Figure:
     """GPU utilisation over the whole trace, with the current window shaded."""
     origin = overview["trace_start_ns"]
@@ -182,12 +205,8 @@ def overview_figure(overview: Overview, window: tuple[int, int] | None) -> go.Fi
             hovertemplate="%{x:.3f} ms: %{y:.0f}% GPU busy<extra></extra>",
         )
     )
-    whole = (overview["trace_start_ns"], overview["trace_end_ns"])
-    if window is not None and (window[0] > whole[0] or window[1] < whole[1]):
-        fig.add_vrect(
-            x0=ns_to_ms(window[0], origin), x1=ns_to_ms(window[1], origin),
-            fillcolor="#fab005", opacity=0.3, line_width=1, line_color="#e67700",
-        )  # fmt: skip
+    if window is not None:
+        fig.update_layout(shapes=window_shapes(origin, overview["trace_end_ns"], window))
     fig.update_layout(
         template="plotly_white",
         height=110,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import dash
-from dash import ALL, Input, Output, State, callback, clientside_callback, ctx, dcc, html
+from dash import ALL, Input, Output, Patch, State, callback, clientside_callback, ctx, dcc, html
 from dash.development.base_component import Component
 
 from dashboard.api_client import ApiClient, ApiError, current_client
@@ -27,7 +27,7 @@ from dashboard.components.timeline_panels import (
     step_options,
     window_from_relayout,
 )
-from dashboard.figures.timeline import overview_figure, timeline_figure
+from dashboard.figures.timeline import overview_figure, timeline_figure, window_shapes
 from dashboard.format import format_count, format_duration_ns
 
 dash.register_page(  # type: ignore[no-untyped-call]
@@ -40,7 +40,6 @@ dash.register_page(  # type: ignore[no-untyped-call]
 TIMELINE_ID = "timeline-trace-id"
 TIMELINE_WINDOW = "timeline-window"
 TIMELINE_RANGE = "timeline-range"
-TIMELINE_OVERVIEW_DATA = "timeline-overview-data"
 TIMELINE_STEPS = "timeline-steps"
 TIMELINE_GAP_DATA = "timeline-gap-data"
 TIMELINE_MATCH_DATA = "timeline-match-data"
@@ -53,7 +52,7 @@ TIMELINE_RESET = "timeline-reset"
 TIMELINE_DETAIL = "timeline-detail"
 TIMELINE_STATUS = "timeline-status"
 TIMELINE_URL = "timeline-url"
-MAX_ITEMS = 3000
+MAX_ITEMS = 2000  # ~400 bars a lane on an ~800 px plot; more only slows the SVG
 GRAPH_CONFIG: Any = {"displaylogo": False, "scrollZoom": True, "responsive": True}
 
 
@@ -95,12 +94,21 @@ def _view(client: ApiClient, trace_id: str, start: int | None, end: int | None) 
     window = api.get_window(client, trace_id, start, end, MAX_ITEMS)
     overview = api.get_overview(client, trace_id)
     steps, gaps = api.get_steps(client, trace_id), api.get_gaps(client, trace_id)
+    return _components(trace_id, window, overview, steps, gaps)
+
+
+def _components(
+    trace_id: str,
+    window: api.TimelineWindow,
+    overview: api.Overview,
+    steps: list[api.Step],
+    gaps: api.Gaps,
+) -> list[Component]:
     span = (window["start_ns"], window["end_ns"])
     full = {"start_ns": window["trace_start_ns"], "end_ns": window["trace_end_ns"]}
     return [
         dcc.Store(id=TIMELINE_WINDOW, data={"start_ns": span[0], "end_ns": span[1]}),
         dcc.Store(id=TIMELINE_RANGE, data=full),
-        dcc.Store(id=TIMELINE_OVERVIEW_DATA, data=dict(overview)),
         dcc.Store(id=TIMELINE_STEPS, data=steps),
         dcc.Store(id=TIMELINE_GAP_DATA, data=gaps["items"]),
         dcc.Store(id=TIMELINE_MATCH_DATA, data=[]),
@@ -125,12 +133,23 @@ def _view(client: ApiClient, trace_id: str, start: int | None, end: int | None) 
     ]  # fmt: skip
 
 
+def _empty_view() -> list[Component]:
+    window: api.TimelineWindow = {
+        "trace_id": "", "start_ns": 0, "end_ns": 1, "trace_start_ns": 0, "trace_end_ns": 1,
+        "mode": "events", "level": None, "merge_gap_ns": None, "max_items": 0,
+        "estimated_events": 0, "truncated": False, "lanes": [], "items": [],
+    }  # fmt: skip
+    overview: api.Overview = {"trace_start_ns": 0, "trace_end_ns": 1, "devices": 0, "bins": []}
+    gaps: api.Gaps = {"min_ns": 0, "count": 0, "rule": "", "items": []}
+    return _components("", window, overview, [], gaps)
+
+
 def layout(
     trace_id: str | None = None, start_ns: str | None = None, end_ns: str | None = None, **_q: str
 ) -> html.Div:
     """Fresh on every visit; the URL's window (if any) is the first one shown."""
-    if not trace_id:
-        return html.Div(notice("No trace selected."))
+    if not trace_id:  # Dash's validation call: every component ID, no data
+        return html.Div([dcc.Store(id=TIMELINE_ID), html.Div(id=TIMELINE_URL), *_empty_view()])
     head = [
         dcc.Link("← Trace", href=f"/traces/{trace_id}", className="back-link"),
         html.H1("Timeline", className="page-title"),
@@ -163,8 +182,19 @@ def _next_window(trigger: Any, value: Any, full: dict[str, int], stores: dict[st
     return None
 
 
+def _clicked_block(click: dict[str, Any] | None) -> tuple[int, int] | None:
+    """A click on a merged block (customdata id -1) zooms into it; events show details."""
+    custom = ((click or {}).get("points") or [{}])[0].get("customdata") or [0]
+    if custom[0] != -1:
+        raise dash.exceptions.PreventUpdate
+    return around(custom[1], custom[1] + custom[2], 0.05)
+
+
 @callback(
     Output(TIMELINE_WINDOW, "data"),
+    Output(TIMELINE_GRAPH, "figure"),
+    Output(TIMELINE_OVERVIEW, "figure"),
+    Output(TIMELINE_STATUS, "children"),
     Input(TIMELINE_GRAPH, "relayoutData"),
     Input(TIMELINE_OVERVIEW, "relayoutData"),
     Input(TIMELINE_RESET, "n_clicks"),
@@ -172,50 +202,34 @@ def _next_window(trigger: Any, value: Any, full: dict[str, int], stores: dict[st
     Input({"type": GAP_BUTTON, "index": ALL}, "n_clicks"),
     Input({"type": MATCH_BUTTON, "index": ALL}, "n_clicks"),
     Input(TIMELINE_GRAPH, "clickData"),
+    Input(TIMELINE_SEARCH, "value"),
     State(TIMELINE_RANGE, "data"),
     State(TIMELINE_STEPS, "data"),
     State(TIMELINE_GAP_DATA, "data"),
     State(TIMELINE_MATCH_DATA, "data"),
     State(TIMELINE_WINDOW, "data"),
+    State(TIMELINE_ID, "data"),
     prevent_initial_call=True,
 )
-def set_window(*args: Any) -> dict[str, int]:
-    """Zoom, pan, reset, step, gap, match, or click on a merged block: a new window."""
-    full, steps, gaps, matches, current = args[7:]
-    trigger = ctx.triggered_id
-    window: tuple[int, int] | None
-    if trigger == TIMELINE_GRAPH and ctx.triggered_prop_ids.get(f"{TIMELINE_GRAPH}.clickData"):
-        point = (args[6] or {}).get("points", [{}])[0]
-        custom = point.get("customdata") or [0]
-        if custom[0] != -1:
-            raise dash.exceptions.PreventUpdate
-        window = around(custom[1], custom[1] + custom[2], 0.05)
-    else:
-        value = ctx.triggered[0]["value"]
+def update(*args: Any) -> tuple[Any, ...]:
+    """Any zoom, pan, reset, step, gap, match, block click or search: fetch and redraw,
+    in one round trip (a separate window-store callback cost a second one)."""
+    full, steps, gaps, matches, current, trace_id = args[8:]
+    trigger, value = ctx.triggered_id, ctx.triggered[0]["value"]
+    window: tuple[int, int] | None = (current["start_ns"], current["end_ns"])
+    if trigger == TIMELINE_GRAPH and f"{TIMELINE_GRAPH}.clickData" in ctx.triggered_prop_ids:
+        window = _clicked_block(args[6])
+    elif trigger != TIMELINE_SEARCH:
         stores = {"steps": steps, "gaps": gaps, "matches": matches}
         window = _next_window(trigger, value, full, stores)
-    if window is None or (current and (current["start_ns"], current["end_ns"]) == window):
-        raise dash.exceptions.PreventUpdate
-    return {"start_ns": window[0], "end_ns": window[1]}
-
-
-@callback(
-    Output(TIMELINE_GRAPH, "figure"),
-    Output(TIMELINE_OVERVIEW, "figure"),
-    Output(TIMELINE_STATUS, "children"),
-    Input(TIMELINE_WINDOW, "data"),
-    Input(TIMELINE_SEARCH, "value"),
-    State(TIMELINE_ID, "data"),
-    State(TIMELINE_OVERVIEW_DATA, "data"),
-    prevent_initial_call=True,
-)
-def render(window: dict[str, int], search: str | None, trace_id: str, overview: Any) -> Any:
-    """Fetch the window at its level of detail and draw it."""
-    client = current_client()
-    data = api.get_window(client, trace_id, window["start_ns"], window["end_ns"], MAX_ITEMS)
-    span = (data["start_ns"], data["end_ns"])
-    figure = timeline_figure(data, search or "")
-    return figure, overview_figure(overview, span), _status(data)
+        if window is None or window == (current["start_ns"], current["end_ns"]):
+            raise dash.exceptions.PreventUpdate
+    assert window is not None
+    data = api.get_window(current_client(), trace_id, window[0], window[1], MAX_ITEMS)
+    shade = Patch()
+    shade["layout"]["shapes"] = window_shapes(full["start_ns"], full["end_ns"], window)
+    figure = timeline_figure(data, args[7] or "")
+    return {"start_ns": window[0], "end_ns": window[1]}, figure, shade, _status(data)
 
 
 @callback(
