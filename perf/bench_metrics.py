@@ -203,7 +203,7 @@ def _seed_board(url: str, n_slas: int, n_points: int) -> None:
     from sqlmodel import Session
 
     from backend.models.metrics import MetricPoint, MetricRun
-    from backend.models.slas import Sla, SlaEvaluation
+    from backend.models.slas import Sla, SlaEvaluation, Verdict
 
     engine = create_engine(url)
     rng = random.Random(1)
@@ -216,7 +216,7 @@ def _seed_board(url: str, n_slas: int, n_points: int) -> None:
                 benchmark=f"bench-{i % 20}",
                 metric=f"metric-{i // 20}",
                 threshold=10.5,
-                status="pass" if i % 7 else "fail",
+                status=Verdict.PASS if i % 7 else Verdict.FAIL,
                 last_observed=10.0,
                 last_threshold=10.5,
                 status_changed_at=start,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-PYTEST_BENCH = '''
+PYTEST_BENCH = """
 def _work(n):
     return sum(i * i for i in range(n))
 
@@ -29,9 +29,9 @@ def test_sum_squares_small(benchmark):
 
 def test_sum_squares_large(benchmark):
     benchmark.pedantic(_work, args=(20000,), rounds=10, iterations=2)
-'''
+"""
 
-GOOGLE_BENCH = '''
+GOOGLE_BENCH = """
 import google_benchmark as benchmark
 
 @benchmark.register
@@ -44,7 +44,7 @@ def sum_squares(state):
 
 if __name__ == "__main__":
     benchmark.main()
-'''
+"""
 
 ACTION = [
     {"name": "step_time", "unit": "ms", "value": 12.4, "range": "3", "extra": "H200 x1"},
@@ -58,17 +58,35 @@ def main() -> None:
         test.write_text(PYTEST_BENCH)
         out = HERE / "pytest_benchmark.json"
         subprocess.run(
-            [sys.executable, "-m", "pytest", str(test), "-q", "-p", "no:cacheprovider",
-             f"--benchmark-json={out}", "--benchmark-save-data", "--rootdir", tmp],
-            check=True, cwd=tmp,
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                str(test),
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                f"--benchmark-json={out}",
+                "--benchmark-save-data",
+                "--rootdir",
+                tmp,
+            ],
+            check=True,
+            cwd=tmp,
         )
         script = Path(tmp) / "gbench.py"
         script.write_text(GOOGLE_BENCH)
         gout = HERE / "google_benchmark.json"
         subprocess.run(
-            [sys.executable, str(script), "--benchmark_format=json", f"--benchmark_out={gout}",
-             "--benchmark_min_time=0.01s"],
-            check=True, stdout=subprocess.DEVNULL,
+            [
+                sys.executable,
+                str(script),
+                "--benchmark_format=json",
+                f"--benchmark_out={gout}",
+                "--benchmark_min_time=0.01s",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
         )
     (HERE / "github_action_benchmark.json").write_text(json.dumps(ACTION, indent=2) + "\n")
 
