@@ -10,7 +10,9 @@ Run: `python perf/bench_metrics.py [--seconds 30] [--threads 4] [--postgres URL]
 2. Board: 200 SLAs, each with 1,000 evaluations over 1,000 runs, loaded in bulk; then the
    time of `GET /api/v1/slas/board` (what the page's callback calls) and, when Chromium and
    Playwright are present, the time until the `/slas` page shows all 200 tiles.
-3. `--fpr`: the false-positive rate of the change-point detector on noise series.
+3. `--sla-cost`: in-process push time (one client) when three SLAs, one of them a
+   regression rule (Mann-Whitney U + E-divisive over 60 runs), watch a pushed metric.
+4. `--fpr`: the false-positive rate of the change-point detector on noise series.
 
 The target (issue 8): 2,000 points/s with p99 < 100 ms; board < 1 s.
 """
@@ -324,6 +326,52 @@ def bench_board(server: Server, n_slas: int, n_points: int) -> dict[str, Any]:
     }
 
 
+def bench_sla_cost(pg: str) -> dict[str, Any]:
+    """In-process push time when three SLAs (absolute, relative, regression) watch a metric."""
+    from sqlmodel import Session
+
+    from backend.core.db import make_engine
+    from backend.core.migrate import upgrade_database
+    from backend.models.slas import Rule, SlaCreate
+    from backend.services.metric_push import push_metrics
+    from backend.services.slas import apply_slas
+
+    db = f"perfdash_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(_admin(pg), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{db}"')
+    url = make_url(pg).set(database=db).render_as_string(hide_password=False)
+    try:
+        upgrade_database(url)
+        engine = make_engine(url)
+        sel = {"project": "load", "benchmark": "b0", "metric": "m000"}
+        with Session(engine) as s:
+            apply_slas(
+                s,
+                [
+                    SlaCreate(name="abs", threshold=11, **sel),
+                    SlaCreate(name="rel", rule=Rule.RELATIVE, tolerance_pct=3, **sel),
+                    SlaCreate(name="reg", rule=Rule.REGRESSION, tolerance_pct=2, **sel),
+                ],
+            )
+        rng, times = random.Random(0), []
+        for n in range(120):
+            doc = json.loads(_batch(n * 50, rng))
+            with Session(engine) as s:
+                t0 = time.perf_counter()
+                push_metrics(s, doc)
+                times.append(time.perf_counter() - t0)
+        engine.dispose()
+    finally:
+        with psycopg.connect(_admin(pg), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+    steady = sorted(times[60:])
+    return {
+        "pushes_after_60_runs": len(steady),
+        "median_ms": round(steady[len(steady) // 2] * 1e3, 1),
+        "max_ms": round(steady[-1] * 1e3, 1),
+    }
+
+
 def bench_fpr() -> dict[str, float]:
     sys.path.insert(0, str(REPO))
     from backend.services.changepoints import e_divisive
@@ -348,6 +396,7 @@ def main() -> None:
     )
     parser.add_argument("--fpr", action="store_true", help="also measure the detector's FPR")
     parser.add_argument("--skip-push", action="store_true")
+    parser.add_argument("--sla-cost", action="store_true", help="also time pushes under SLAs")
     args = parser.parse_args()
     report: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -365,6 +414,8 @@ def main() -> None:
         report["board"] = bench_board(board_server, 200, 1000)
     finally:
         board_server.close()
+    if args.sla_cost:
+        report["sla_cost"] = bench_sla_cost(args.postgres)
     if args.fpr:
         report["fpr"] = bench_fpr()
     print(json.dumps(report, indent=2))
