@@ -129,3 +129,28 @@ def test_unknown_format_and_undetectable_documents(
     assert unknown.status_code == 422 and "unknown format 'x'" in unknown.text
     odd = client.post("/api/v1/metrics", json={"hello": 1}, headers=auth)
     assert odd.status_code == 422 and "cannot tell the format" in odd.text
+
+
+def test_a_revoked_token_is_refused(client: TestClient, engine: Engine, token: str) -> None:
+    headers = {"Authorization": f"Bearer {token}"}
+    assert client.post("/api/v1/metrics", json=native(), headers=headers).status_code == 200
+    with Session(engine) as session:
+        row = session.exec(select(ApiToken).where(ApiToken.token_hash == hash_token(token))).one()
+        assert row.last_used_at is not None
+        row.revoked_at = row.last_used_at
+        session.add(row)
+        session.commit()
+    again = client.post("/api/v1/metrics", json=native(commit="c1"), headers=headers)
+    assert again.status_code == 403 and "revoked" in again.json()["detail"]
+
+
+def test_webhook_registration_is_checked(client: TestClient, auth: dict[str, str]) -> None:
+    bad = {"name": "x", "url": "ftp://example.org/hook"}
+    response = client.post("/api/v1/webhooks", json=bad, headers=auth)
+    assert response.status_code == 422 and "http://" in response.json()["detail"]
+    good = {"name": "x", "url": "http://127.0.0.1:9/hook", "secret": "s"}
+    assert client.post("/api/v1/webhooks", json=good, headers=auth).status_code == 201
+    assert client.post("/api/v1/webhooks", json=good, headers=auth).status_code == 422
+    listed = client.get("/api/v1/webhooks").json()
+    assert [h["name"] for h in listed] == ["x"] and "secret" not in listed[0]
+    assert client.delete(f"/api/v1/webhooks/{listed[0]['id']}").status_code == 401
