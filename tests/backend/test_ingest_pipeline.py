@@ -111,3 +111,28 @@ def test_failure_deep_in_a_trace_leaves_no_rows(
             select(func.count()).where(TraceEvent.trace_id == trace_id)  # type: ignore[arg-type]
         ).scalar_one()
     assert count == 0
+
+
+DDP = Path(__file__).resolve().parents[1] / "data" / "ddp"
+
+
+def test_real_ddp_rank_files_show_every_ranks_lanes(
+    client: TestClient, engine: Engine, settings: Settings
+) -> None:
+    """Issue 11 on the real 2x H200 DDP trace: one upload of both rank files, lanes per rank."""
+    files = [
+        (
+            "file",
+            (f"ddp_rank{r}.pt.trace.json.gz", (DDP / f"ddp_rank{r}.pt.trace.json.gz").read_bytes()),
+        )
+        for r in (0, 1)
+    ]
+    trace_id = client.post("/api/v1/traces", files=files).json()["id"]
+    assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
+    timeline = client.get(f"/api/v1/traces/{trace_id}/timeline").json()
+    gpu_labels = [lane["label"] for lane in timeline["lanes"] if "GPU" in lane["label"]]
+    assert any(label.startswith("rank 0") for label in gpu_labels), gpu_labels
+    assert any(label.startswith("rank 1") for label in gpu_labels), gpu_labels
+    assert any("NCCL" in label for label in gpu_labels), gpu_labels
+    summary = client.get(f"/api/v1/traces/{trace_id}/summary").json()["summary"]
+    assert {d["rank"] for d in summary["devices"]} == {0, 1}
