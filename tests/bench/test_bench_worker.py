@@ -9,7 +9,6 @@ the worker keeps going after each.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,17 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from fastapi.testclient import TestClient
 from sqlmodel import Session
 
 from backend.core.config import Settings
 from backend.core.db import get_engine
 from backend.services.tokens import create_token
+from tests.real_worker import redis_broker, worker_process
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.integration
-# The area was given Redis db 16, but the server has only 0-15; 0 is otherwise unused by tests.
 REDIS_URL = os.environ.get("PERFDASH_TEST_BENCH_REDIS_URL", "redis://127.0.0.1:6379/11")
 FAKE_BENCH = Path(__file__).resolve().parent / "data" / "fake_bench.py"
 FAST = {"warmup": 1, "iters": 3, "project": "bench-test", "queue": "gpu"}
@@ -52,32 +50,15 @@ SPECS: list[dict[str, Any]] = [
 @pytest.fixture
 def bench_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
     """The test settings with the broker on this area's own Redis database."""
-    from backend.core.config import get_settings
-    from tests.conftest import _clear_caches
-
-    redis.Redis.from_url(REDIS_URL).flushdb()
-    monkeypatch.setenv("PERFDASH_BROKER_URL", REDIS_URL)
-    _clear_caches()
-    yield get_settings()
-    redis.Redis.from_url(REDIS_URL).flushdb()
+    with redis_broker(monkeypatch, REDIS_URL) as redis_backed:
+        yield redis_backed
 
 
 @pytest.fixture
 def gpu_worker(bench_env: Settings, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     """`perfdash worker --queues gpu,ingest --concurrency 1`, as a GPU host runs it."""
-    log = (tmp_path / "worker.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "workers.cli", "worker", "--queues", "gpu,ingest",
-         "--concurrency", "1"],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-    yield proc
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-    log.close()
+    with worker_process("gpu,ingest", tmp_path / "worker.log") as proc:
+        yield proc
 
 
 def _wait(client: TestClient, path: str, done: tuple[str, ...], timeout_s: float = 180) -> Any:

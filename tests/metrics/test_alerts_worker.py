@@ -8,9 +8,6 @@ import hashlib
 import hmac
 import json
 import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from fastapi.testclient import TestClient
 
 from backend.core.config import Settings
 from tests.metrics.helpers import native
+from tests.real_worker import redis_broker, worker_process
 
 pytestmark = pytest.mark.integration
 REDIS_URL = os.environ.get("PERFDASH_TEST_METRICS_REDIS_URL", "redis://127.0.0.1:6379/10")
@@ -70,41 +67,15 @@ def receiver() -> Iterator[Receiver]:
 
 @pytest.fixture
 def redis_settings(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
-    from backend.core.config import get_settings
-    from tests.conftest import _clear_caches
-
-    redis.Redis.from_url(REDIS_URL).flushdb()
-    monkeypatch.setenv("PERFDASH_BROKER_URL", REDIS_URL)
-    _clear_caches()
-    yield get_settings()
-    redis.Redis.from_url(REDIS_URL).flushdb()
+    with redis_broker(monkeypatch, REDIS_URL) as redis_backed:
+        yield redis_backed
 
 
 @pytest.fixture
 def worker(redis_settings: Settings, tmp_path: Path) -> Iterator[Path]:
     log_path = tmp_path / "worker.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "workers.cli",
-                "worker",
-                "--queues",
-                "ingest",
-                "--concurrency",
-                "1",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    yield log_path
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+    with worker_process("ingest", log_path):
+        yield log_path
 
 
 def _deliveries(client: TestClient, hook_id: int, n: int, log: Path) -> list[dict[str, Any]]:

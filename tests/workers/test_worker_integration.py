@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 from fastapi.testclient import TestClient
 
 from backend.core.config import Settings
+from tests.real_worker import redis_broker, worker_process
 
 pytestmark = pytest.mark.integration
 REDIS_URL = os.environ.get("PERFDASH_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
@@ -31,34 +29,15 @@ KERNEL_SUMS = (
 @pytest.fixture
 def redis_settings(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
     """The test settings, but with the broker on the real Redis (a private key space)."""
-    from tests.conftest import _clear_caches
-
-    redis.Redis.from_url(REDIS_URL).flushdb()
-    monkeypatch.setenv("PERFDASH_BROKER_URL", REDIS_URL)
-    _clear_caches()
-    from backend.core.config import get_settings
-
-    yield get_settings()
-    redis.Redis.from_url(REDIS_URL).flushdb()
+    with redis_broker(monkeypatch, REDIS_URL) as redis_backed:
+        yield redis_backed
 
 
 @pytest.fixture
 def worker(redis_settings: Settings, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     """A real worker process, started with the same environment as the API."""
-    log = (tmp_path / "worker.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "workers.cli", "worker", "--queues", "ingest", "--concurrency", "1"],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    yield proc
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-    log.close()
+    with worker_process("ingest", tmp_path / "worker.log") as proc:
+        yield proc
 
 
 def _wait_done(client: TestClient, trace_id: str, timeout_s: float = 90) -> dict[str, object]:
