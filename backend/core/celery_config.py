@@ -24,7 +24,10 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "worker_hijack_root_logger": False,
         "broker_transport_options": {
             # Redis redelivers unacked tasks after this; keep it above the longest time limit.
-            "visibility_timeout": settings.ingest_time_limit_s * 2,
+            "visibility_timeout": settings.visibility_timeout_s,
+            # Look for lapsed messages every tenth of the timeout (kombu: 10 x 10 s).
+            "unacked_restore_interval": max(1, min(10, settings.visibility_timeout_s // 10)),
+            "unacked_restore_throttle": 1,
         },
     }
     if config["broker_url"].startswith("filesystem://"):

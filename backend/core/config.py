@@ -7,6 +7,7 @@ PostgreSQL and ``BROKER_URL`` to Redis.
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -41,6 +42,49 @@ class Settings(BaseSettings):
     seed_samples: bool = Field(
         default=True, description="Load sample traces into an empty database."
     )
+    requeue_after_s: int = Field(
+        default=300,
+        gt=0,
+        description="A trace still queued after this long is re-enqueued by the sweeper "
+        "(its first enqueue may have met a broker that was down).",
+    )
+    sweep_interval_s: int = Field(
+        default=60, gt=0, description="How often each worker runs the re-enqueue sweeper."
+    )
+    max_ingest_attempts: int = Field(
+        default=3,
+        gt=0,
+        description="Ingest attempts a trace gets before a dying worker marks it failed.",
+    )
+    broker_visibility_timeout_s: int | None = Field(
+        default=None,
+        gt=0,
+        description="Redis redelivers an unacknowledged task after this; "
+        "empty means twice INGEST_TIME_LIMIT_S.",
+    )
+    auth: Literal["off", "proxy"] = Field(
+        default="off",
+        description="off: anonymous pages and trace uploads (loopback only); proxy: every "
+        "request needs AUTH_PROXY_HEADER from a trusted reverse proxy or an API token.",
+    )
+    auth_proxy_header: str = Field(
+        default="X-Forwarded-User",
+        min_length=1,
+        description="Header the reverse proxy sets to the authenticated user (auth=proxy).",
+    )
+    allow_anonymous: bool = Field(
+        default=False,
+        description="Allow `serve --host` beyond loopback with auth off (logs a warning).",
+    )
+    max_json_bytes: int = Field(
+        default=16 * 1024**2, gt=0, description="Largest non-upload request body under /api/."
+    )
+    token_rate_per_s: float = Field(
+        default=50.0, gt=0, description="Sustained requests per second per API token."
+    )
+    token_rate_burst: int = Field(
+        default=500, gt=0, description="Requests an idle API token may send at once."
+    )
     nsys_path: Path | None = Field(
         default=None,
         description="Nsight Systems `nsys` on the worker: .nsys-rep uploads are exported to "
@@ -70,6 +114,11 @@ class Settings(BaseSettings):
     def resolved_broker_url(self) -> str:
         """The broker URL, with the embedded default filled in."""
         return self.broker_url or "filesystem://"
+
+    @property
+    def visibility_timeout_s(self) -> int:
+        """Redis redelivery delay, kept above the ingest time limit by default."""
+        return self.broker_visibility_timeout_s or self.ingest_time_limit_s * 2
 
     @property
     def broker_dir(self) -> Path:

@@ -1,11 +1,18 @@
-"""Producer-only Celery client: the API enqueues tasks by name, after its commit."""
+"""Producer-only Celery client: the API enqueues tasks by name, after its commit.
 
+The database, not the broker, is the source of truth: a row committed as `queued` whose
+message never reached the broker is found and re-sent by `backend.services.requeue`.
+"""
+
+import logging
 from functools import lru_cache
 
 from celery import Celery
 
 from backend.core.celery_config import celery_config
 from backend.core.config import get_settings
+
+log = logging.getLogger(__name__)
 
 
 @lru_cache
@@ -19,6 +26,21 @@ def get_producer() -> Celery:
 def enqueue(task_name: str, *args: str, queue: str) -> None:
     """Send task `task_name` with string ids; call only after the DB commit."""
     get_producer().send_task(task_name, args=list(args), queue=queue)
+
+
+def try_enqueue(task_name: str, *args: str, queue: str) -> bool:
+    """Like `enqueue`, but a broker outage is logged and reported as False, not raised.
+
+    Callers whose row is already committed use this: the sweeper re-sends the task later.
+    """
+    try:
+        enqueue(task_name, *args, queue=queue)
+    except Exception as e:  # kombu raises OperationalError, redis its own; all mean "not sent"
+        log.warning(
+            "broker unreachable, %s%s not sent (the sweeper retries): %s", task_name, args, e
+        )
+        return False
+    return True
 
 
 def check_broker(timeout_s: float = 3.0) -> None:

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, String
+from sqlalchemy import JSON, BigInteger, Column, DateTime, Integer, String
 from sqlmodel import Field, SQLModel
 
 
@@ -55,6 +55,8 @@ class Trace(TraceBase, table=True):
     duration_ns: int | None = Field(default=None, sa_column=Column(BigInteger))
     summary: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     progress: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    # Claims by a worker; a trace whose workers keep dying is failed after a few (issue 10).
+    ingest_attempts: int = Field(default=0, sa_column=Column(Integer, nullable=False, default=0))
     created_at: datetime = Field(
         default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )

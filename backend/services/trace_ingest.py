@@ -5,11 +5,11 @@ trace already ready or replaces whatever a killed attempt left, inside one trans
 """
 
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, update
+from sqlalchemy import delete, or_, update
 from sqlalchemy.engine import Connection, Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from backend.core.config import Settings
 from backend.models import KernelStatRecord, Trace, TraceEvent, TraceStatus
@@ -25,11 +25,22 @@ from ingest.tools import ExternalTools
 log = logging.getLogger(__name__)
 
 
-def ingest_trace(*, engine: Engine, settings: Settings, trace_id: str) -> TraceStatus | None:
+def ingest_trace(
+    *,
+    engine: Engine,
+    settings: Settings,
+    trace_id: str,
+    time_limit_errors: tuple[type[Exception], ...] = (),
+) -> TraceStatus | None:
     """Parse the trace's blob into the database.
 
+    Args:
+        time_limit_errors: exceptions that mean the caller's time limit passed (Celery's
+            `SoftTimeLimitExceeded`); the trace is failed with a message saying so.
+
     Returns:
-        The final status, or None when the trace no longer exists (deleted meanwhile).
+        The final status, or None when the trace no longer exists (deleted meanwhile) or
+        another worker holds it (a duplicate or redelivered message).
     """
     with Session(engine) as session:
         trace = session.get(Trace, trace_id)
@@ -38,15 +49,20 @@ def ingest_trace(*, engine: Engine, settings: Settings, trace_id: str) -> TraceS
         if trace.status == TraceStatus.READY and trace.parser_version == PARSER_VERSION:
             return TraceStatus.READY
         sha, name = trace.blob_sha256, trace.name
-        trace.status, trace.error, trace.updated_at = TraceStatus.PROCESSING, None, _now()
-        trace.progress = None
-        session.commit()
+    if not claim_trace(engine, trace_id, lease_s=settings.ingest_time_limit_s):
+        log.info("trace %s is being ingested by another worker; message dropped", trace_id)
+        return None
     progress = ProgressReporter(engine, settings, trace_id)
     try:
         with engine.begin() as conn:
             _load(conn, trace_id, settings, sha, name, progress)
     except IngestError as e:
         _mark_failed(engine, trace_id, str(e))
+        return TraceStatus.FAILED
+    except time_limit_errors:
+        limit = settings.ingest_time_limit_s
+        message = f"ingest stopped: it ran past the {limit} s time limit (INGEST_TIME_LIMIT_S)"
+        _mark_failed(engine, trace_id, message)
         return TraceStatus.FAILED
     except Exception as e:
         log.exception("ingest of trace %s failed unexpectedly", trace_id)
@@ -115,6 +131,36 @@ def _load(
             updated_at=_now(),
         )
     )
+
+
+def claim_trace(engine: Engine, trace_id: str, *, lease_s: int) -> bool:
+    """Mark the trace `processing` for this worker unless another worker holds it.
+
+    A claim is held for `lease_s` (the task's hard time limit, past which no worker can
+    still be running it). One conditional UPDATE, so two workers given the same trace (a
+    redelivered message, a sweeper re-send) never both load it: that would double its events.
+
+    Returns:
+        Whether this caller now owns the ingest.
+    """
+    now = _now()
+    free = or_(
+        col(Trace.status) != TraceStatus.PROCESSING,
+        col(Trace.updated_at) < now - timedelta(seconds=lease_s),
+    )
+    with engine.begin() as conn:
+        claimed = conn.execute(
+            update(Trace)
+            .where(col(Trace.id) == trace_id, free)
+            .values(
+                status=TraceStatus.PROCESSING,
+                error=None,
+                progress=None,
+                ingest_attempts=col(Trace.ingest_attempts) + 1,
+                updated_at=now,
+            )
+        )
+    return claimed.rowcount == 1
 
 
 def _mark_failed(engine: Engine, trace_id: str, message: str) -> None:

@@ -7,7 +7,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
 from backend.core.config import Settings
-from backend.core.queue import enqueue
+from backend.core.queue import try_enqueue
 from backend.core.task_names import INGEST_QUEUE, INGEST_TRACE
 from backend.models import Trace
 from backend.services.blob_store import delete_blob, put_blob
@@ -35,7 +35,8 @@ def accept_upload(
         winner = session.exec(select(Trace).where(Trace.blob_sha256 == blob.sha256)).one()
         return winner, True
     session.refresh(trace)
-    enqueue(INGEST_TRACE, trace.id, queue=INGEST_QUEUE)
+    # The row is committed: if the broker is down it stays queued and the sweeper re-sends it.
+    try_enqueue(INGEST_TRACE, trace.id, queue=INGEST_QUEUE)
     return trace, False
 
 

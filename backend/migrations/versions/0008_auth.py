@@ -1,4 +1,4 @@
-"""auth: users, sessions (owner: reliability/security, issue 10)
+"""reliability and auth: traces.ingest_attempts (owner: reliability/security, issue 10)
 
 Revision ID: 0008
 Revises: 0007
@@ -7,7 +7,6 @@ Create Date: 2026-11-30
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
 from alembic import op
 
 
@@ -18,8 +17,12 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    pass
+    with op.batch_alter_table("traces") as batch:
+        batch.add_column(
+            sa.Column("ingest_attempts", sa.Integer(), nullable=False, server_default="0")
+        )
 
 
 def downgrade() -> None:
-    pass
+    with op.batch_alter_table("traces") as batch:
+        batch.drop_column("ingest_attempts")

@@ -1,0 +1,103 @@
+"""The re-enqueue sweeper: traces the broker lost are sent again, dead ingests retried.
+
+An upload commits its `queued` row before it sends the task, so a broker that is down
+(or that lost its data in a restart) leaves a row no worker will ever see. A worker killed
+mid-ingest leaves a `processing` row whose claim lapses after the time limit. Workers run
+`sweep_traces` at start-up and periodically (`workers/sweeper.py`); it finds both kinds
+and sends their ingest task again. Sending twice is harmless: `claim_trace` lets only one
+worker load a trace, and a ready trace is skipped.
+
+Public surface: `sweep_traces`, `SweepResult`.
+"""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from backend.core.config import Settings
+from backend.core.queue import try_enqueue
+from backend.core.task_names import INGEST_QUEUE, INGEST_TRACE
+from backend.models import Trace, TraceStatus
+
+log = logging.getLogger(__name__)
+# A killed worker's claim is treated as dead this long after its hard time limit.
+_GRACE_S = 30
+_BATCH = 500
+
+
+@dataclass
+class SweepResult:
+    """What one sweep did, by trace id."""
+
+    requeued: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    unsent: list[str] = field(default_factory=list)
+
+
+def sweep_traces(*, engine: Engine, settings: Settings, now: datetime | None = None) -> SweepResult:
+    """Re-send the ingest of stale `queued` traces and of `processing` ones whose worker died.
+
+    Each stale row is first touched with a conditional UPDATE (on its old `updated_at`), so
+    concurrent sweepers on several workers send each trace once per period, not once each.
+    A `processing` trace that has used `max_ingest_attempts` claims is failed instead: its
+    workers keep dying on it (out of memory, or past the hard time limit).
+
+    Returns:
+        The traces re-sent, failed, and those whose re-send met a broker still down.
+    """
+    now = now or datetime.now(UTC)
+    queued_before = now - timedelta(seconds=settings.requeue_after_s)
+    claim_before = now - timedelta(seconds=settings.ingest_time_limit_s + _GRACE_S)
+    stale = (
+        (col(Trace.status) == TraceStatus.QUEUED) & (col(Trace.updated_at) < queued_before)
+    ) | ((col(Trace.status) == TraceStatus.PROCESSING) & (col(Trace.updated_at) < claim_before))
+    with Session(engine) as session:
+        rows = session.exec(
+            select(Trace.id, Trace.status, Trace.updated_at, Trace.ingest_attempts)
+            .where(stale)
+            .order_by(col(Trace.created_at))
+            .limit(_BATCH)
+        ).all()
+    result = SweepResult()
+    for trace_id, status, seen_at, attempts in rows:
+        give_up = status == TraceStatus.PROCESSING and attempts >= settings.max_ingest_attempts
+        if not _touch(engine, trace_id, seen_at, now, give_up=give_up, attempts=attempts):
+            continue  # another sweeper, or a worker, changed it since we read it
+        if give_up:
+            result.failed.append(trace_id)
+        elif try_enqueue(INGEST_TRACE, trace_id, queue=INGEST_QUEUE):
+            result.requeued.append(trace_id)
+        else:
+            result.unsent.append(trace_id)
+    if rows:
+        log.info(
+            "sweeper: %d re-sent, %d failed, %d not sent (broker down)",
+            len(result.requeued),
+            len(result.failed),
+            len(result.unsent),
+        )
+    return result
+
+
+def _touch(
+    engine: Engine, trace_id: str, seen_at: datetime, now: datetime, *, give_up: bool, attempts: int
+) -> bool:
+    """Move the row to `queued` (or `failed`) if nobody changed it since `seen_at`."""
+    values: dict[str, object] = {"status": TraceStatus.QUEUED, "progress": None, "updated_at": now}
+    if give_up:
+        values["status"] = TraceStatus.FAILED
+        values["error"] = (
+            f"ingest did not finish in {attempts} attempts: the worker died each time "
+            "(killed, out of memory, or past the hard time limit INGEST_TIME_LIMIT_S)"
+        )
+    with engine.begin() as conn:
+        done = conn.execute(
+            update(Trace)
+            .where(col(Trace.id) == trace_id, col(Trace.updated_at) == seen_at)
+            .values(**values)
+        )
+    return done.rowcount == 1

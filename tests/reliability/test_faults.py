@@ -1,0 +1,151 @@
+"""Faults with real processes: the broker down during uploads, a worker SIGKILLed mid-ingest.
+
+Each test runs on SQLite and on PostgreSQL, with a private redis-server (database 17) and
+real `perfdash worker` processes; see `conftest.py`.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+
+from backend.core.config import Settings
+from backend.core.db import get_engine
+from backend.main import create_app
+from ingest import parse_file
+from tests.reliability.conftest import Workers, dead_broker_url
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+SMALL = [
+    REPO / "tests" / "data" / "torch" / "h200_train_step.pt.trace.json.gz",
+    REPO / "tests" / "data" / "torch" / "h200_gpt_small.pt.trace.json.gz",
+    REPO / "tests" / "data" / "nsys" / "copies.sqlite",
+]
+BIG = REPO / "perf" / "data" / "h200_gpt_12l.pt.trace.json.gz"
+
+
+def _status(client: TestClient, trace_id: str) -> dict[str, Any]:
+    doc: dict[str, Any] = client.get(f"/api/v1/traces/{trace_id}").json()
+    return doc
+
+
+def _wait_for(
+    client: TestClient, trace_id: str, states: set[str], timeout_s: float = 120
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        doc = _status(client, trace_id)
+        if doc["status"] in states:
+            return doc
+        time.sleep(0.1)
+    raise AssertionError(f"trace {trace_id} still {doc['status']} after {timeout_s}s")
+
+
+def _stored_events(trace_id: str) -> int:
+    with get_engine().connect() as conn:
+        sql = text("SELECT count(*) FROM events WHERE trace_id = :t")
+        return int(conn.execute(sql, {"t": trace_id}).scalar_one())
+
+
+def test_uploads_succeed_while_the_broker_is_down_and_are_ingested_once_it_is_back(
+    use_broker: Callable[[str], Settings],
+    redis_url: str,
+    workers: Workers,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setenv("PERFDASH_REQUEUE_AFTER_S", "1")
+    use_broker(dead_broker_url())
+    with TestClient(create_app()) as client, caplog.at_level(logging.WARNING):
+        assert client.get("/healthz").json()["broker"] != "ok"
+        ids = []
+        for path in SMALL:
+            up = client.post("/api/v1/traces", files={"file": (path.name, path.read_bytes())})
+            assert up.status_code == 202, up.text
+            assert up.json()["status"] == "queued"
+            ids.append(up.json()["id"])
+        assert all(_status(client, i)["status"] == "queued" for i in ids)
+        assert sum("broker unreachable" in r.getMessage() for r in caplog.records) == len(ids)
+
+    time.sleep(1.5)  # the rows are now older than REQUEUE_AFTER_S
+    use_broker(redis_url)
+    assert redis.Redis.from_url(redis_url).llen("ingest") == 0, "nothing reached any broker"
+    workers.start()  # its start-up sweep re-sends the stranded traces
+    with TestClient(create_app()) as client:
+        done = [_wait_for(client, i, {"ready", "failed"}) for i in ids]
+    assert [d["status"] for d in done] == ["ready"] * len(ids), [d["error"] for d in done]
+    assert "sweeper: 3 re-sent" in workers.log(0)
+    for doc in done:
+        assert _stored_events(doc["id"]) == sum(doc["event_counts"].values()) > 0
+
+
+def test_a_worker_killed_mid_ingest_is_replaced_and_the_trace_is_ready_exactly_once(
+    use_broker: Callable[[str], Settings],
+    redis_url: str,
+    workers: Workers,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The killed worker's claim lapses after the time limit (30 s); Redis redelivers the
+    # unacknowledged message after the visibility timeout (35 s) to the second worker.
+    monkeypatch.setenv("PERFDASH_INGEST_TIME_LIMIT_S", "30")
+    monkeypatch.setenv("PERFDASH_BROKER_VISIBILITY_TIMEOUT_S", "35")
+    monkeypatch.setenv("PERFDASH_SWEEP_INTERVAL_S", "3600")  # recovery by redelivery alone
+    use_broker(redis_url)
+    first = workers.start()
+    with TestClient(create_app()) as client:
+        up = client.post("/api/v1/traces", files={"file": (BIG.name, BIG.read_bytes())})
+        trace_id = up.json()["id"]
+        _wait_for(client, trace_id, {"processing"}, timeout_s=60)
+        _wait_progress(client, trace_id)
+        workers.kill(first, signal.SIGKILL)
+        assert _status(client, trace_id)["status"] == "processing"
+        assert _stored_events(trace_id) == 0, "the killed attempt's rows were rolled back"
+
+        workers.start()
+        done = _wait_for(client, trace_id, {"ready", "failed"}, timeout_s=240)
+        assert done["status"] == "ready", done["error"]
+        _wait_broker_idle(redis_url)  # the redelivered original message was consumed too
+        assert _status(client, trace_id)["status"] == "ready"
+    parsed = parse_file(BIG)  # the count straight from the file, with no database
+    expected = sum(1 for _ in parsed.events)
+    assert sum(done["event_counts"].values()) == expected > 150_000
+    assert _stored_events(trace_id) == expected
+    with get_engine().connect() as conn:
+        attempts = conn.execute(
+            text("SELECT ingest_attempts FROM traces WHERE id = :t"), {"t": trace_id}
+        ).scalar_one()
+    assert attempts == 2, "one killed attempt, then the redelivered message"
+    assert "re-sent" not in workers.log(1)
+
+
+def _wait_progress(client: TestClient, trace_id: str) -> None:
+    """Until the worker reports stored events, so the kill lands inside the load."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        doc = _status(client, trace_id)
+        if (doc.get("progress") or {}).get("events"):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no ingest progress for {trace_id}: {doc}")
+
+
+def _wait_broker_idle(url: str, timeout_s: float = 60) -> None:
+    r = redis.Redis.from_url(url)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if r.llen("ingest") == 0 and r.hlen("unacked") == 0:
+            return
+        time.sleep(0.5)
+    raise AssertionError(
+        f"broker still holds {r.llen('ingest')} queued, {r.hlen('unacked')} unacked"
+    )
