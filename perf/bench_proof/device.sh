@@ -9,7 +9,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 work=/tmp/proof && mkdir -p $work
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu \
   --format=csv > $work/nvidia_smi.csv
-python3 perf/bench_proof/run_proof.py perf/bench_proof/h200.yaml $work > $work/proof.log 2>&1
+python3 perf/bench_proof/run_proof.py ${SPECS:-perf/bench_proof/h200.yaml} $work > $work/proof.log 2>&1
 tail -30 $work/proof.log
 if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
   python3 -m workers.bench.workloads.allreduce --sizes 1M 64M 1G --iters 20 \

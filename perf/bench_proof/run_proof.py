@@ -167,7 +167,7 @@ def main() -> int:
         ids = _queue_runs(specs)
         runs = _wait_runs([i for group in ids.values() for i in group], timeout_s=420)
         by_id = {r["id"]: r for r in runs}
-        train = [by_id[i] for i in ids["train-step"]]
+        train = [by_id[i] for i in ids.get("train-step", [])]
         traces = [_wait_trace(r["trace_id"]) for r in train if r["trace_id"]]
         runners = httpx.get(f"{URL}/api/v1/runners").json()
     finally:

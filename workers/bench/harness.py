@@ -2,8 +2,12 @@
 
 On CUDA each measured iteration is bracketed by a pair of CUDA events recorded on the
 current stream, after a synchronised warm-up; the host waits once at the end, so the
-samples are GPU time and the launch queue stays full. On CPU the harness falls back to
-`time.perf_counter` around each (synchronous) iteration.
+samples are GPU time and the launch queue stays full. Stateless phases get an L2 flush (a
+256 MB write, outside the timed window) before each iteration, as `triton.testing.do_bench`
+does: every sample is cold-cache, and the flush's short low-power gaps keep the clocks where
+do_bench sees them (without it, a back-to-back 2048x8192x8192 bf16 GEMM read 5-8% lower on
+the H200, docs/BENCHMARKS.md). On CPU the harness falls back to `time.perf_counter` around
+each (synchronous) iteration.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import torch
 
 Step = Callable[[], object]
 MIN_WARMUP_S = 0.2
+L2_FLUSH_BYTES = 256 * 1024**2  # do_bench's size; larger than any GPU's L2 (H200: 50 MB)
 
 
 @dataclass
@@ -101,10 +106,29 @@ def warm_up(step: Step, *, device: torch.device, warmup: int, min_s: float = 0.0
     synchronize(device)
 
 
+class L2Flusher:
+    """Evicts the GPU's L2 by writing a buffer larger than it; allocated once per run."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.buffer = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device)
+
+    def __call__(self) -> None:
+        self.buffer.zero_()
+
+
 def measure(
-    step: Step, *, device: torch.device, warmup: int, iters: int, min_warmup_s: float = 0.0
+    step: Step,
+    *,
+    device: torch.device,
+    warmup: int,
+    iters: int,
+    min_warmup_s: float = 0.0,
+    flush: Callable[[], None] | None = None,
 ) -> Timing:
-    """Warm up (see `warm_up`), synchronise, then time `iters` iterations."""
+    """Warm up (see `warm_up`), synchronise, then time `iters` iterations.
+
+    `flush`, when given, runs before each timed iteration, outside its events.
+    """
     warm_up(step, device=device, warmup=warmup, min_s=min_warmup_s)
     if device.type != "cuda":
         samples = []
@@ -117,6 +141,8 @@ def measure(
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]  # type: ignore[no-untyped-call]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]  # type: ignore[no-untyped-call]
     for start_event, end_event in zip(starts, ends, strict=True):
+        if flush is not None:
+            flush()
         start_event.record()
         step()
         end_event.record()
@@ -132,11 +158,15 @@ def reset_memory(device: torch.device) -> None:
         torch.cuda.reset_peak_memory_stats(device)
 
 
-def read_memory(device: torch.device) -> Memory:
-    """Peak allocated and reserved bytes since `reset_memory`."""
+def read_memory(device: torch.device, exclude_bytes: int = 0) -> Memory:
+    """Peak allocated and reserved bytes since `reset_memory`, less `exclude_bytes` (the
+    harness's own L2-flush buffer, which is not the workload's memory)."""
     if device.type != "cuda":
         return Memory()
-    return Memory(torch.cuda.max_memory_allocated(device), torch.cuda.max_memory_reserved(device))
+    return Memory(
+        torch.cuda.max_memory_allocated(device) - exclude_bytes,
+        torch.cuda.max_memory_reserved(device) - exclude_bytes,
+    )
 
 
 def profile_steps(step: Step, *, device: torch.device, out_dir: Path, steps: int = 3) -> Path:

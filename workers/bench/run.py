@@ -21,7 +21,9 @@ from workers.bench import fingerprint
 from workers.bench.determinism import combine_digests, seed_everything, tensor_digest
 from workers.bench.external import load_callable, run_command, split_callable_result
 from workers.bench.harness import (
+    L2_FLUSH_BYTES,
     MIN_WARMUP_S,
+    L2Flusher,
     measure,
     profile_steps,
     read_memory,
@@ -41,6 +43,7 @@ def run_builtin(
     """Measure every phase of a built-in workload at one sweep point."""
     if req.workload not in BUILTINS:
         raise ValueError(f"unknown built-in workload {req.workload!r}; known: {sorted(BUILTINS)}")
+    flush = L2Flusher(device) if device.type == "cuda" else None
     reset_memory(device)
     work = BUILTINS[req.workload](params, device)
     metrics: list[dict[str, Any]] = []
@@ -52,6 +55,7 @@ def run_builtin(
             warmup=req.warmup,
             iters=req.iters,
             min_warmup_s=0.0 if phase.stateful else MIN_WARMUP_S,
+            flush=None if phase.stateful else flush,
         )
         metrics.append(samples_point(phase.time_metric, "ms", timing.samples_ms))
         metrics += rate_points(
@@ -67,7 +71,7 @@ def run_builtin(
             phase.flops,
             phase.bytes,
         )
-    memory = read_memory(device)
+    memory = read_memory(device, exclude_bytes=L2_FLUSH_BYTES if flush is not None else 0)
     metrics += memory_points(memory.max_allocated, memory.max_reserved, memory.fragmentation_pct)
     digest = tensor_digest(work.outputs())
     trace = None
