@@ -3,12 +3,19 @@
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from backend.services.errors import InvalidInputError, NotFoundError, ServiceError, TooLargeError
+from backend.services.errors import (
+    InvalidInputError,
+    NotFoundError,
+    ServiceError,
+    StorageFullError,
+    TooLargeError,
+)
 
 _STATUS: dict[type[ServiceError], int] = {
     NotFoundError: 404,
     TooLargeError: 413,
     InvalidInputError: 422,
+    StorageFullError: 507,
 }
 
 

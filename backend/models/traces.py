@@ -57,6 +57,9 @@ class Trace(TraceBase, table=True):
     progress: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     # Claims by a worker; a trace whose workers keep dying is failed after a few (issue 10).
     ingest_attempts: int = Field(default=0, sa_column=Column(Integer, nullable=False, default=0))
+    ingest_claimed_until: datetime | None = Field(
+        default=None, sa_column=Column(DateTime(timezone=True))
+    )
     created_at: datetime = Field(
         default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )

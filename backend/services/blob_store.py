@@ -4,16 +4,20 @@ Blobs are written to a temporary file, hashed on the way, and renamed into place
 reader never sees half a blob and the same bytes are stored once.
 """
 
+import errno
 import hashlib
+import logging
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from backend.services.errors import InvalidInputError, TooLargeError
+from backend.services.errors import InvalidInputError, StorageFullError, TooLargeError
 
+log = logging.getLogger(__name__)
 _CHUNK = 1 << 20
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,21 @@ def put_blob(root: Path, stream: BinaryIO, *, max_bytes: int) -> StoredBlob:
     Raises:
         TooLargeError: the stream is longer than `max_bytes`; nothing is kept.
         InvalidInputError: the stream is empty.
+        StorageFullError: the disk (or quota) is full; the partial file is removed.
     """
+    try:
+        return _put(root, stream, max_bytes=max_bytes)
+    except OSError as e:
+        if e.errno not in _NO_SPACE:
+            raise
+        log.error("blob store %s is full: %s", root, e)
+        raise StorageFullError(
+            "the trace store is full (no space left on the server's disk); nothing was "
+            "stored, try again after an operator frees space"
+        ) from e
+
+
+def _put(root: Path, stream: BinaryIO, *, max_bytes: int) -> StoredBlob:
     root.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
     size = 0

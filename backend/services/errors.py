@@ -15,3 +15,7 @@ class TooLargeError(ServiceError):
 
 class InvalidInputError(ServiceError):
     """The input is unusable, for a reason given in the message (422)."""
+
+
+class StorageFullError(ServiceError):
+    """The blob store has no space left; nothing was stored (507)."""

@@ -24,7 +24,7 @@ from backend.core.task_names import INGEST_QUEUE, INGEST_TRACE
 from backend.models import Trace, TraceStatus
 
 log = logging.getLogger(__name__)
-# A killed worker's claim is treated as dead this long after its hard time limit.
+# A worker's claim is treated as dead this long after it lapsed (its hard time limit).
 _GRACE_S = 30
 _BATCH = 500
 
@@ -51,10 +51,14 @@ def sweep_traces(*, engine: Engine, settings: Settings, now: datetime | None = N
     """
     now = now or datetime.now(UTC)
     queued_before = now - timedelta(seconds=settings.requeue_after_s)
-    claim_before = now - timedelta(seconds=settings.ingest_time_limit_s + _GRACE_S)
-    stale = (
-        (col(Trace.status) == TraceStatus.QUEUED) & (col(Trace.updated_at) < queued_before)
-    ) | ((col(Trace.status) == TraceStatus.PROCESSING) & (col(Trace.updated_at) < claim_before))
+    lapsed = now - timedelta(seconds=_GRACE_S)
+    unclaimed_before = lapsed - timedelta(seconds=settings.ingest_time_limit_s)
+    claim, updated = col(Trace.ingest_claimed_until), col(Trace.updated_at)
+    stale = ((col(Trace.status) == TraceStatus.QUEUED) & (updated < queued_before)) | (
+        (col(Trace.status) == TraceStatus.PROCESSING)
+        # a row from before claims existed has none: judge it by its last update
+        & ((claim < lapsed) | (claim.is_(None) & (updated < unclaimed_before)))
+    )
     with Session(engine) as session:
         rows = session.exec(
             select(Trace.id, Trace.status, Trace.updated_at, Trace.ingest_attempts)
@@ -87,7 +91,12 @@ def _touch(
     engine: Engine, trace_id: str, seen_at: datetime, now: datetime, *, give_up: bool, attempts: int
 ) -> bool:
     """Move the row to `queued` (or `failed`) if nobody changed it since `seen_at`."""
-    values: dict[str, object] = {"status": TraceStatus.QUEUED, "progress": None, "updated_at": now}
+    values: dict[str, object] = {
+        "status": TraceStatus.QUEUED,
+        "progress": None,
+        "ingest_claimed_until": None,
+        "updated_at": now,
+    }
     if give_up:
         values["status"] = TraceStatus.FAILED
         values["error"] = (

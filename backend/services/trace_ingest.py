@@ -59,12 +59,12 @@ def ingest_trace(
     except IngestError as e:
         _mark_failed(engine, trace_id, str(e))
         return TraceStatus.FAILED
-    except time_limit_errors:
-        limit = settings.ingest_time_limit_s
-        message = f"ingest stopped: it ran past the {limit} s time limit (INGEST_TIME_LIMIT_S)"
-        _mark_failed(engine, trace_id, message)
-        return TraceStatus.FAILED
     except Exception as e:
+        if _raised_by(e, time_limit_errors):
+            limit = settings.ingest_time_limit_s
+            message = f"ingest stopped: it ran past the {limit} s time limit (INGEST_TIME_LIMIT_S)"
+            _mark_failed(engine, trace_id, message)
+            return TraceStatus.FAILED
         log.exception("ingest of trace %s failed unexpectedly", trace_id)
         _mark_failed(engine, trace_id, f"internal error while ingesting: {type(e).__name__}: {e}")
         raise
@@ -128,6 +128,7 @@ def _load(
             duration_ns=stats.duration_ns,
             summary=summary,
             progress=None,
+            ingest_claimed_until=None,
             updated_at=_now(),
         )
     )
@@ -137,30 +138,43 @@ def claim_trace(engine: Engine, trace_id: str, *, lease_s: int) -> bool:
     """Mark the trace `processing` for this worker unless another worker holds it.
 
     A claim is held for `lease_s` (the task's hard time limit, past which no worker can
-    still be running it). One conditional UPDATE, so two workers given the same trace (a
-    redelivered message, a sweeper re-send) never both load it: that would double its events.
+    still be running it) and released when the trace is ready or failed. One conditional
+    UPDATE, so two workers given the same trace (a redelivered message, a sweeper re-send)
+    never both load it: that would double its events.
 
     Returns:
         Whether this caller now owns the ingest.
     """
     now = _now()
-    free = or_(
-        col(Trace.status) != TraceStatus.PROCESSING,
-        col(Trace.updated_at) < now - timedelta(seconds=lease_s),
-    )
+    claimed_until = col(Trace.ingest_claimed_until)
     with engine.begin() as conn:
         claimed = conn.execute(
             update(Trace)
-            .where(col(Trace.id) == trace_id, free)
+            .where(col(Trace.id) == trace_id, or_(claimed_until.is_(None), claimed_until < now))
             .values(
                 status=TraceStatus.PROCESSING,
                 error=None,
                 progress=None,
                 ingest_attempts=col(Trace.ingest_attempts) + 1,
+                ingest_claimed_until=now + timedelta(seconds=lease_s),
                 updated_at=now,
             )
         )
     return claimed.rowcount == 1
+
+
+def _raised_by(error: BaseException, kinds: tuple[type[Exception], ...]) -> bool:
+    """Whether `error` or an error it interrupted is one of `kinds`.
+
+    A time limit that fires inside a PostgreSQL COPY leaves the connection mid-command, so
+    the rollback fails and its OperationalError hides the limit; the limit is in `__context__`.
+    """
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, kinds):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _mark_failed(engine: Engine, trace_id: str, message: str) -> None:
@@ -169,7 +183,11 @@ def _mark_failed(engine: Engine, trace_id: str, message: str) -> None:
             update(Trace)
             .where(Trace.id == trace_id)  # type: ignore[arg-type]
             .values(
-                status=TraceStatus.FAILED, error=message[:4000], progress=None, updated_at=_now()
+                status=TraceStatus.FAILED,
+                error=message[:4000],
+                progress=None,
+                ingest_claimed_until=None,
+                updated_at=_now(),
             )
         )
 

@@ -1,4 +1,4 @@
-"""reliability and auth: traces.ingest_attempts (owner: reliability/security, issue 10)
+"""reliability and auth: traces.ingest_attempts and ingest_claimed_until (owner: reliability/security, issue 10)
 
 Revision ID: 0008
 Revises: 0007
@@ -21,8 +21,10 @@ def upgrade() -> None:
         batch.add_column(
             sa.Column("ingest_attempts", sa.Integer(), nullable=False, server_default="0")
         )
+        batch.add_column(sa.Column("ingest_claimed_until", sa.DateTime(timezone=True)))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("traces") as batch:
+        batch.drop_column("ingest_claimed_until")
         batch.drop_column("ingest_attempts")
