@@ -3,6 +3,7 @@
 from fastapi import FastAPI
 
 from backend.api.errors import install_error_handlers
+from backend.api.limits import BodySizeLimit
 from backend.api.main import api_router
 from backend.api.routes import health, prometheus
 
@@ -18,4 +19,5 @@ def create_app() -> FastAPI:
     app.include_router(prometheus.router)
     app.include_router(api_router)
     install_error_handlers(app)
+    app.add_middleware(BodySizeLimit)
     return app

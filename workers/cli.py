@@ -57,9 +57,16 @@ def _build_parser() -> argparse.ArgumentParser:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from backend.core.bind import UnsafeBindError, check_bind
+    from backend.core.config import get_settings
     from backend.core.migrate import upgrade_database
     from workers.serve import build_app, seed_samples
 
+    try:
+        check_bind(args.host, get_settings())
+    except UnsafeBindError as e:
+        log.error("%s", e)
+        return 2
     upgrade_database()
     worker = None if args.no_worker else _spawn_worker()
     try:

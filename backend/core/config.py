@@ -64,13 +64,8 @@ class Settings(BaseSettings):
     )
     auth: Literal["off", "proxy"] = Field(
         default="off",
-        description="off: anonymous pages and trace uploads (loopback only); proxy: every "
-        "request needs AUTH_PROXY_HEADER from a trusted reverse proxy or an API token.",
-    )
-    auth_proxy_header: str = Field(
-        default="X-Forwarded-User",
-        min_length=1,
-        description="Header the reverse proxy sets to the authenticated user (auth=proxy).",
+        description="off: pages and trace uploads are anonymous (fit for loopback only); "
+        "proxy: a reverse proxy authenticates every request before it reaches perfdash.",
     )
     allow_anonymous: bool = Field(
         default=False,

@@ -3,12 +3,13 @@
 Only a sha256 of the token is stored. Tokens carry 256 bits of randomness, so a plain
 sha256 (no salt, no slow hash) is enough: there is nothing to brute-force, and lookups
 stay one indexed equality. All bearer-token auth lives here so issue 10 can extend it in
-one place.
+one place. Every scoped request also spends from the token's rate-limit bucket.
 
 Public surface: `create_token`, `require_scope`, `authenticate`, `hash_token`, `SCOPES`.
 """
 
 import hashlib
+import math
 import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -20,6 +21,7 @@ from sqlmodel import Session, select
 
 from backend.api.deps import SessionDep
 from backend.models.api_tokens import ApiToken
+from backend.services.rate_limit import token_buckets
 
 SCOPES = ("metrics:write", "slas:write", "webhooks:write", "admin")
 TOKEN_PREFIX = "pd_"
@@ -88,6 +90,18 @@ def require_scope(scope: str) -> Callable[..., ApiToken]:
             raise HTTPException(
                 status.HTTP_403_FORBIDDEN, f"the token is unknown, revoked or lacks {scope!r}"
             )
+        _check_rate(token)
         return token
 
     return dependency
+
+
+def _check_rate(token: ApiToken) -> None:
+    """429 when the token has spent its burst and refill (TOKEN_RATE_PER_S)."""
+    wait_s = token_buckets().take(token.token_hash)
+    if wait_s > 0:
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            f"token {token.prefix}... is over its rate limit; retry in {wait_s:.1f} s",
+            headers={"Retry-After": str(max(1, math.ceil(wait_s)))},
+        )

@@ -1,0 +1,156 @@
+"""Bind safety of `perfdash serve`, the JSON body limit and the per-token rate limit."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from backend.core.bind import UnsafeBindError, check_bind
+from backend.core.config import Settings
+from backend.services.rate_limit import token_buckets
+from backend.services.tokens import create_token
+from tests.metrics.helpers import native
+from tests.reliability.conftest import free_port
+
+
+@pytest.mark.parametrize(
+    ("host", "auth", "allow", "refused"),
+    [
+        ("127.0.0.1", "off", False, False),
+        ("localhost", "off", False, False),
+        ("::1", "off", False, False),
+        ("127.0.0.2", "off", False, False),
+        ("0.0.0.0", "off", False, True),
+        ("::", "off", False, True),
+        ("192.168.1.20", "off", False, True),
+        ("perfdash.example.com", "off", False, True),
+        ("0.0.0.0", "off", True, False),
+        ("0.0.0.0", "proxy", False, False),
+    ],
+)
+def test_bind_rules(host: str, auth: str, allow: bool, refused: bool) -> None:
+    settings = Settings(auth=auth, allow_anonymous=allow)
+    if refused:
+        with pytest.raises(UnsafeBindError, match="PERFDASH_ALLOW_ANONYMOUS=true"):
+            check_bind(host, settings)
+    else:
+        check_bind(host, settings)
+
+
+def _serve(tmp_path: Path, port: int, **env: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "workers.cli", "serve", "--host", "0.0.0.0", "--port", str(port),
+         "--no-worker", "--no-samples"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "PERFDASH_DATA_DIR": str(tmp_path / "var"), "PERFDASH_DATABASE_URL": "",
+             "PERFDASH_BROKER_URL": "", **env},
+    )  # fmt: skip
+
+
+@pytest.fixture
+def stop() -> Iterator[list[subprocess.Popen[str]]]:
+    procs: list[subprocess.Popen[str]] = []
+    yield procs
+    for proc in procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=30)
+
+
+@pytest.mark.integration
+def test_serve_on_all_interfaces_with_auth_off_refuses_unless_allowed(
+    tmp_path: Path, stop: list[subprocess.Popen[str]]
+) -> None:
+    refused = _serve(tmp_path, free_port())
+    stop.append(refused)
+    out, _ = refused.communicate(timeout=60)
+    assert refused.returncode == 2
+    assert "refusing to serve on '0.0.0.0' with authentication off" in out
+    assert not (tmp_path / "var" / "perfdash.db").exists(), "it stopped before touching the DB"
+
+    port = free_port()
+    allowed = _serve(tmp_path, port, PERFDASH_ALLOW_ANONYMOUS="true")
+    stop.append(allowed)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    else:
+        pytest.fail("serve with ALLOW_ANONYMOUS did not come up")
+    os.killpg(allowed.pid, signal.SIGTERM)
+    out, _ = allowed.communicate(timeout=30)
+    assert "WARNING" in out and "authentication off (PERFDASH_ALLOW_ANONYMOUS=true)" in out
+
+
+def test_json_bodies_over_the_limit_get_413_declared_or_streamed(
+    client: TestClient, engine: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(settings, "max_json_bytes", 2048)
+    with Session(engine) as session:
+        plaintext, _ = create_token(session, "ci", ["metrics:write"])
+    auth = {"Authorization": f"Bearer {plaintext}", "Content-Type": "application/json"}
+    small = json.dumps(native()).encode()
+    assert client.post("/api/v1/metrics", content=small, headers=auth).status_code == 200
+
+    big = b'{"project": "' + b"x" * 4096 + b'"}'
+    declared = client.post("/api/v1/metrics", content=big, headers=auth)
+    assert declared.status_code == 413
+    assert "larger than the 2048-byte limit (MAX_JSON_BYTES)" in declared.json()["detail"]
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the middleware must count
+        yield from (big[i : i + 512] for i in range(0, len(big), 512))
+
+    streamed = client.post("/api/v1/metrics", content=chunks(), headers=auth)
+    assert streamed.status_code == 413
+    trace = client.post("/api/v1/traces", files={"file": ("t.json", b"x" * 4096)})
+    assert trace.status_code == 202, "multipart uploads have their own, larger limit"
+
+
+def test_a_token_over_its_rate_gets_429_and_others_are_unaffected(
+    client: TestClient, engine: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(settings, "token_rate_per_s", 0.01)
+    monkeypatch.setattr(settings, "token_rate_burst", 3)
+    token_buckets.cache_clear()
+    with Session(engine) as session:
+        noisy, _ = create_token(session, "noisy", ["metrics:write"])
+        quiet, _ = create_token(session, "quiet", ["metrics:write"])
+    try:
+        codes = [
+            client.post(
+                "/api/v1/metrics",
+                json=native(commit=f"c{i}"),
+                headers={"Authorization": f"Bearer {noisy}"},
+            ).status_code
+            for i in range(5)
+        ]
+        assert codes == [200, 200, 200, 429, 429]
+        limited = client.post(
+            "/api/v1/metrics", json=native(), headers={"Authorization": f"Bearer {noisy}"}
+        )
+        assert int(limited.headers["Retry-After"]) >= 1
+        assert "over its rate limit" in limited.json()["detail"]
+        other = client.post(
+            "/api/v1/metrics", json=native(), headers={"Authorization": f"Bearer {quiet}"}
+        )
+        assert other.status_code == 200
+    finally:
+        token_buckets.cache_clear()
