@@ -23,11 +23,11 @@ import gzip
 import json
 import os
 import platform
-import subprocess
-import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
+
+from _bench import PYTHON, perfdash_env, run_child, scratch_postgres
 
 REPO = Path(__file__).resolve().parents[1]
 TRACE = REPO / "perf" / "data" / "h200_gpt_12l.pt.trace.json.gz"
@@ -107,23 +107,9 @@ def scaled_trace(scale: int) -> Path:
     return out
 
 
-def run_child(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd[:3]} failed:\n{proc.stderr[-3000:]}")
-    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
-
-
 def perfdash(path: Path, database_url: str, tmp: Path) -> dict[str, float]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PERFDASH_")}
-    env |= {
-        "PERFDASH_DATA_DIR": str(tmp / "var"),
-        "PERFDASH_DATABASE_URL": database_url,
-        "PERFDASH_MAX_UPLOAD_BYTES": str(8 * 1024**3),
-        "PERFDASH_MAX_DECOMPRESSED_BYTES": str(16 * 1024**3),
-    }
-    return run_child([sys.executable, "-c", _PERFDASH_CHILD, str(path)], env)
+    env = perfdash_env(database_url, tmp / "var")
+    return run_child([PYTHON, "-c", _PERFDASH_CHILD, str(path)], env)
 
 
 def hta(path: Path, hta_python: Path, tmp: Path) -> dict[str, float]:
@@ -133,27 +119,6 @@ def hta(path: Path, hta_python: Path, tmp: Path) -> dict[str, float]:
     link.unlink(missing_ok=True)
     link.symlink_to(path)
     return run_child([str(hta_python), "-c", _HTA_CHILD, str(folder)], dict(os.environ))
-
-
-def fresh_postgres(url: str) -> tuple[str, str]:
-    import psycopg
-    from sqlalchemy.engine import make_url
-
-    base = make_url(url)
-    name = f"perfdash_bench_{os.getpid()}"
-    admin = base.set(drivername="postgresql").render_as_string(hide_password=False)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return base.set(database=name).render_as_string(hide_password=False), admin
-
-
-def drop_postgres(admin: str, url: str) -> None:
-    import psycopg
-    from sqlalchemy.engine import make_url
-
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
 
 
 def main() -> None:
@@ -166,7 +131,9 @@ def main() -> None:
         f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC  {platform.node()}  {platform.machine()}  "
         f"{os.cpu_count()} CPUs  python {platform.python_version()}"
     )
-    header = f"{'input':28} {'events':>9} {'engine':10} {'seconds':>8} {'events/s':>10} {'RSS MB':>7}"
+    header = (
+        f"{'input':28} {'events':>9} {'engine':10} {'seconds':>8} {'events/s':>10} {'RSS MB':>7}"
+    )
     print(header)
     print("-" * len(header))
     for scale in sorted({1, args.scale}):
@@ -176,11 +143,8 @@ def main() -> None:
             tmp = Path(d)
             runs = {"sqlite": perfdash(path, f"sqlite:///{tmp / 'bench.db'}", tmp / "s")}
             if args.postgres:
-                url, admin = fresh_postgres(args.postgres)
-                try:
+                with scratch_postgres(args.postgres, "ingest") as url:
                     runs["postgresql"] = perfdash(path, url, tmp / "p")
-                finally:
-                    drop_postgres(admin, url)
             anchor = hta(path, args.hta_python, tmp) if args.hta_python.exists() else None
         events = int(runs["sqlite"]["events"])
         for engine, r in runs.items():

@@ -18,10 +18,8 @@ Rows, each in a fresh process:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 from datetime import UTC, datetime
@@ -29,6 +27,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "perf"))
+from _bench import PYTHON, perfdash_env, run_child, scratch_postgres  # noqa: E402
 from make_nsys_large import build  # noqa: E402
 
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -132,48 +131,7 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "events": n,
 
 
 def _child(code: str, args: list[str], env: dict[str, str]) -> dict[str, float]:
-    proc = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"child failed:\n{proc.stderr[-3000:]}")
-    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
-
-
-def _env(database_url: str, tmp: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PERFDASH_")}
-    return env | {
-        "PERFDASH_DATA_DIR": str(tmp / "var"),
-        "PERFDASH_DATABASE_URL": database_url,
-        "PERFDASH_MAX_UPLOAD_BYTES": str(8 * 1024**3),
-    }
-
-
-def _fresh_postgres(url: str) -> tuple[str, str]:
-    import psycopg
-    from sqlalchemy.engine import make_url
-
-    base = make_url(url)
-    name = f"perfdash_bench_nsys_{os.getpid()}"
-    admin = base.set(drivername="postgresql").render_as_string(hide_password=False)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return base.set(database=name).render_as_string(hide_password=False), admin
-
-
-def _drop_postgres(admin: str, url: str) -> None:
-    import psycopg
-    from sqlalchemy.engine import make_url
-
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
+    return run_child([PYTHON, "-c", code, *args], env)
 
 
 def _runs(src: Path, postgres: str, tmp: Path) -> dict[str, dict[str, float]]:
@@ -181,17 +139,14 @@ def _runs(src: Path, postgres: str, tmp: Path) -> dict[str, dict[str, float]]:
     runs = {
         "sqlite scan": _child(_SCAN, [str(src)], dict(os.environ)),
         "parse only": _child(_PARSE, [str(src)], dict(os.environ)),
-        "ingest SQLite": _child(_INGEST, [str(src)], _env(sqlite_url, tmp / "s")),
+        "ingest SQLite": _child(_INGEST, [str(src)], perfdash_env(sqlite_url, tmp / "s")),
     }
     if postgres:
-        url, admin = _fresh_postgres(postgres)
-        try:
-            runs["ingest PostgreSQL"] = _child(_INGEST, [str(src)], _env(url, tmp / "p"))
-        finally:
-            _drop_postgres(admin, url)
+        with scratch_postgres(postgres, "nsys") as url:
+            runs["ingest PostgreSQL"] = _child(_INGEST, [str(src)], perfdash_env(url, tmp / "p"))
     proto_db = tmp / "proto.db"
     runs["prototype ATTACH (SQLite)"] = _child(
-        _ATTACH, [str(proto_db), str(src)], _env(f"sqlite:///{proto_db}", tmp / "a")
+        _ATTACH, [str(proto_db), str(src)], perfdash_env(f"sqlite:///{proto_db}", tmp / "a")
     )
     return runs
 
