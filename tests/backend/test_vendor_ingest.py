@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings
 from backend.models import TraceEvent
-from backend.services.event_store import BATCH_SIZE
+from backend.core.bulk_insert import BATCH_SIZE
 from backend.services.trace_ingest import ingest_trace
 from ingest import ParseError, parse_file
 from tests.ingest.nsys_files import (
