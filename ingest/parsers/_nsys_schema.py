@@ -49,15 +49,17 @@ def open_readonly(path: Path, source: str) -> sqlite3.Connection:
         conn = sqlite3.connect(uri, uri=True, timeout=_LOCK_TIMEOUT_S, check_same_thread=False)
         conn.execute("PRAGMA query_only = 1")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error as e:
+    except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
         raise sqlite_error(e, source, "opening the database") from e
     return conn
 
 
-def sqlite_error(error: sqlite3.Error, source: str, where: str) -> ParseError:
+def sqlite_error(error: sqlite3.Error | UnicodeDecodeError, source: str, where: str) -> ParseError:
     """A ParseError that says in plain words what sqlite's complaint means."""
     text = str(error)
-    if "locked" in text or "busy" in text:
+    if isinstance(error, UnicodeDecodeError):  # a TEXT value that corruption made non-UTF-8
+        hint = "the sqlite file is truncated or corrupt"
+    elif "locked" in text or "busy" in text:
         hint = "the sqlite file is locked by another program (is nsys still writing it?)"
     elif "malformed" in text or "not a database" in text or "corrupt" in text:
         hint = "the sqlite file is truncated or corrupt"

@@ -98,7 +98,7 @@ def _prepare(
             meta.metadata["session_start_utc_ns"] = start
         meta.devices = schema.read_devices(conn, present)
         plan = [(t, schema.columns(conn, t)) for t in READERS if t in present]
-    except sqlite3.Error as e:
+    except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
         conn.close()
         raise schema.sqlite_error(e, source, "reading the export's schema") from e
     except BaseException:
@@ -141,7 +141,7 @@ def _events(
                         report.bytes_done = report.bytes_total * (done + i) // total
                     yield event
                 done += rows[table]
-        except sqlite3.Error as e:
+        except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
             raise schema.sqlite_error(e, source, f"reading {table}") from e
         except (TypeError, ValueError) as e:  # a damaged row decodes to values of the wrong type
             raise ParseError(

@@ -154,3 +154,11 @@ def test_a_token_over_its_rate_gets_429_and_others_are_unaffected(
         assert other.status_code == 200
     finally:
         token_buckets.cache_clear()
+
+
+@pytest.mark.parametrize("path", ["/api/v1/traces", "/api/v1/metrics/runs", "/api/v1/slas"])
+def test_an_offset_past_the_database_integer_is_422_not_500(client: TestClient, path: str) -> None:
+    """Found by schemathesis: the routes accept any int, SQLite and PostgreSQL do not."""
+    response = client.get(path, params={"offset": 2**63, "limit": 1})
+    assert response.status_code == 422, response.text
+    assert "out of the range" in response.json()["detail"]

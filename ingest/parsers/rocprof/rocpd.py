@@ -77,7 +77,7 @@ def parse(
         conn = sqlite3.connect(uri, uri=True)
         version = _schema_version(conn, f.name)
         agents = _agents(conn, devices)
-    except sqlite3.Error as e:
+    except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
         conn.close()
         raise ParseError(f"unreadable rocpd database: {e}", source=f.name) from e
     except ParseError:
@@ -97,7 +97,7 @@ def _events(
             yield from _copies(conn, agents)
             yield from _regions(conn)
             yield from _allocations(conn, agents)
-        except sqlite3.Error as e:
+        except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
             raise ParseError(f"unreadable rocpd table: {e}", source=source) from e
 
 
@@ -111,7 +111,7 @@ def is_rocpd(path: Path) -> bool:
                 "SELECT 1 FROM sqlite_master WHERE name = 'rocpd_metadata' "
                 "OR name LIKE 'rocpd\\_metadata%' ESCAPE '\\' LIMIT 1"
             ).fetchone()
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError):
         return False
     return found is not None
 
@@ -120,7 +120,7 @@ def _schema_version(conn: sqlite3.Connection, source: str) -> str:
     try:
         rows = conn.execute("SELECT value FROM rocpd_metadata WHERE tag = 'schema_version'")
         found = [str(r[0]) for r in rows]
-    except sqlite3.DatabaseError as e:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
         raise ParseError(
             f"not a rocpd database (no readable rocpd_metadata table: {e})", source=source
         ) from e
