@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from ingest.events import Event, EventKind
 
-_COMM_PREFIXES = ("nccl", "rccl", "msccl")
+_COMM_PREFIXES = ("nccl", "rccl", "msccl", "hccl")
 FUSION_PATTERNS = ("triton_", "fused", "fusion", "flash", "fmha", "sdpa", "multi_tensor_apply")
 FUSION_RULE = (
     "a kernel is fused when its lower-cased name contains one of: "
@@ -35,13 +35,22 @@ _ENDPOINTS = re.compile(r"\((\w+) -> (\w+)\)")
 _MEMSET_KIND = re.compile(r"Memset \((\w+)\)")
 
 
+def is_communication_name(name: str) -> bool:
+    """Whether a kernel name is a collective library's: lower-cased, without a leading
+    ``void ``, it starts with ``nccl``, ``rccl``, ``msccl`` or ``hccl``.
+
+    >>> is_communication_name("void ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)")
+    True
+    """
+    return name.lower().removeprefix("void ").lstrip().startswith(_COMM_PREFIXES)
+
+
 def is_communication(event: Event) -> bool:
     """True for a collective-communication kernel (NCCL, RCCL, MSCCL).
 
-    Rule: a kernel whose name, lower-cased and without a leading ``void ``, starts with
-    ``nccl``, ``rccl`` or ``msccl``, or whose args carry a ``Collective name`` (set by
-    ``record_param_comms``). Parsers of other formats keep the library's kernel names, so
-    the same rule holds for nsys and rocprof traces.
+    Rule: a kernel whose name passes `is_communication_name`, or whose args carry a
+    ``Collective name`` (set by ``record_param_comms``). Parsers of other formats keep the
+    library's kernel names, so the same rule holds for nsys and rocprof traces.
 
     >>> is_communication(Event(EventKind.KERNEL, "ncclDevKernel_AllReduce_Sum_f32", 0, 1))
     True
@@ -50,8 +59,7 @@ def is_communication(event: Event) -> bool:
     """
     if event.kind is not EventKind.KERNEL:
         return False
-    name = event.name.lower().removeprefix("void ").lstrip()
-    return name.startswith(_COMM_PREFIXES) or bool(event.args and "Collective name" in event.args)
+    return is_communication_name(event.name) or bool(event.args and "Collective name" in event.args)
 
 
 def fusion_pattern(name: str) -> str | None:

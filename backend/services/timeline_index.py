@@ -41,6 +41,7 @@ from backend.services.timeline_pyramid import (
     level_count,
     next_level,
 )
+from ingest.classify import is_communication_name
 
 Row = tuple[int, int, str, int, int | None]  # start, end, name, event id, correlation
 Thread = tuple[int | None, int | None, int | None]
@@ -148,7 +149,7 @@ def _scan(conn: Connection, trace_id: str) -> _Scan:
         _count_name(scan.names, kind, name, start, dur)
         if dur > LONG_NS:
             scan.longs.append((id_, key, start, end))
-        if kind == "kernel" and lanes_mod.is_communication(name):
+        if kind == "kernel" and is_communication_name(name):
             scan.comm[key] = scan.comm.get(key, 0) + 1
         elif kind == "runtime":
             thread = (rank, pid, tid)

@@ -4,10 +4,12 @@ Pure rules shared by the ingest-time index (`timeline_index`) and the window que
 (`timeline`), so the two can never disagree about where an event belongs.
 
 Public surface: `LaneKey`, `lane_key`, `FAMILY_KINDS`, `sort_key`, `lane_label`,
-`category`, `is_communication`, `GPU_FAMILIES`.
+`category`, `GPU_FAMILIES`.
 """
 
 from typing import NamedTuple
+
+from ingest.classify import is_communication_name
 
 # Lane families: GPU work per (rank, device, stream), CPU work per (rank, pid, tid).
 GPU = "gpu"
@@ -28,7 +30,6 @@ KIND_FAMILY = {kind: family for family, kinds in FAMILY_KINDS.items() for kind i
 GPU_FAMILIES = frozenset({GPU, SYNC, GPU_ANNOTATION})
 # Within one device (or thread), annotation lanes sit above the work they annotate.
 _FAMILY_ORDER = {GPU_ANNOTATION: 0, GPU: 1, SYNC: 2, ANNOTATION: 0, CPU: 1, DEVICE: 3}
-_COMM_PREFIXES = ("nccl", "rccl", "msccl", "hccl")
 _SYNC_WORDS = ("synchronize", "streamwaitevent", "eventquery", "streamquery")
 
 
@@ -101,17 +102,6 @@ def lane_label(
     return f"{prefix}pid {key.a} · thread {key.b}{suffix}"
 
 
-def is_communication(name: str) -> bool:
-    """A collective-communication kernel: its name starts with nccl, rccl, msccl or hccl.
-
-    >>> is_communication("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)")
-    True
-    >>> is_communication("void at::native::reduce_kernel<512>")
-    False
-    """
-    return name.lower().removeprefix("void ").lstrip().startswith(_COMM_PREFIXES)
-
-
 def is_sync_call(name: str) -> bool:
     """A CPU runtime call that blocks on the GPU (cudaStreamSynchronize, hipDeviceSynchronize...).
 
@@ -131,7 +121,7 @@ def category(kind: str, name: str) -> str:
     'communication'
     """
     if kind == "kernel":
-        return "communication" if is_communication(name) else "compute"
+        return "communication" if is_communication_name(name) else "compute"
     if kind == "memcpy":
         for direction in ("HtoD", "DtoH", "DtoD", "PtoP"):
             if direction in name:
@@ -145,7 +135,7 @@ def category(kind: str, name: str) -> str:
 def family_category(family: str, top_name: str) -> str:
     """Colour category of a merged block: by its lane family and dominant name."""
     if family in (GPU, DEVICE):
-        return "communication" if is_communication(top_name) else "compute"
+        return "communication" if is_communication_name(top_name) else "compute"
     return {SYNC: "sync", CPU: "cpu_op"}.get(family, "annotation")
 
 
