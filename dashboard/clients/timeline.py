@@ -170,9 +170,13 @@ def get_window(
     start_ns: int | None = None,
     end_ns: int | None = None,
     max_items: int = 5000,
+    lanes: list[int] | None = None,
 ) -> TimelineWindow:
-    """At most `max_items` items of the window (blocks when zoomed out, events when in)."""
+    """At most `max_items` items of the window (blocks when zoomed out, events when in),
+    of the given lane ids only (all lanes when None)."""
     params: dict[str, Any] = {"max_items": max_items}
+    if lanes is not None:
+        params["lanes"] = ",".join(map(str, lanes))
     if start_ns is not None and end_ns is not None:
         params |= {"start_ns": start_ns, "end_ns": end_ns}
     return cast(TimelineWindow, client.get(f"{_base(trace_id)}/timeline", params=params))

@@ -1,7 +1,8 @@
 """Pure pieces of the timeline page: window arithmetic and the side panels.
 
 Public surface: `window_from_relayout`, `around`, `detail_panel`, `gaps_panel`,
-`search_panel`, `step_options`, `GAP_BUTTON`, `MATCH_BUTTON`.
+`search_panel`, `step_options`, `lanes_for_groups`, `LANE_GROUPS`, `GAP_BUTTON`,
+`MATCH_BUTTON`.
 """
 
 from __future__ import annotations
@@ -11,16 +12,18 @@ from typing import Any
 from dash import html
 from dash.development.base_component import Component
 
-from dashboard.clients.timeline import EventDetail, Gaps, SearchResult, Step
+from dashboard.clients.timeline import EventDetail, Gaps, Lane, SearchResult, Step
 from dashboard.figures.timeline import ms_to_ns
 from dashboard.format import format_count, format_duration_ns, format_pct, shorten_kernel_name
 
 __all__ = [
     "GAP_BUTTON",
+    "LANE_GROUPS",
     "MATCH_BUTTON",
     "around",
     "detail_panel",
     "gaps_panel",
+    "lanes_for_groups",
     "search_panel",
     "step_options",
     "window_from_relayout",
@@ -51,6 +54,35 @@ def window_from_relayout(relayout: dict[str, Any] | None, origin: int) -> tuple[
         return None
     start, end = ms_to_ns(float(lo), origin), ms_to_ns(float(hi), origin)
     return (start, max(end, start + MIN_WINDOW_NS))
+
+
+LANE_GROUPS = {
+    "gpu": "GPU streams",
+    "annotations": "Annotations (NVTX, record_function)",
+    "cpu": "CPU threads",
+}
+
+
+def lane_group(lane: Lane) -> str:
+    """Which toggle a lane belongs to: annotation lanes, then GPU or CPU work."""
+    if lane["family"] in ("annotation", "gpu_annotation"):
+        return "annotations"
+    return "gpu" if lane["group"] == "gpu" else "cpu"
+
+
+def lanes_for_groups(lanes: list[Lane], groups: list[str] | None) -> list[int] | None:
+    """Lane ids of the shown groups, or None when every group is shown (no filter).
+
+    >>> lanes = [{"lane": 1, "family": "gpu", "group": "gpu"},
+    ...          {"lane": 2, "family": "cpu", "group": "cpu"},
+    ...          {"lane": 3, "family": "annotation", "group": "cpu"}]
+    >>> lanes_for_groups(lanes, ["gpu", "cpu"]), lanes_for_groups(lanes, list(LANE_GROUPS))
+    ([1, 2], None)
+    """
+    shown = set(groups if groups is not None else LANE_GROUPS)
+    if shown >= set(LANE_GROUPS):
+        return None
+    return [lane["lane"] for lane in lanes if lane_group(lane) in shown]
 
 
 def around(start_ns: int, end_ns: int, margin: float = 0.5) -> tuple[int, int]:

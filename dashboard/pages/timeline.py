@@ -19,10 +19,12 @@ from dashboard.clients import timeline as api
 from dashboard.components import notice
 from dashboard.components.timeline_panels import (
     GAP_BUTTON,
+    LANE_GROUPS,
     MATCH_BUTTON,
     around,
     detail_panel,
     gaps_panel,
+    lanes_for_groups,
     search_panel,
     step_options,
     window_from_relayout,
@@ -52,6 +54,8 @@ TIMELINE_RESET = "timeline-reset"
 TIMELINE_DETAIL = "timeline-detail"
 TIMELINE_STATUS = "timeline-status"
 TIMELINE_URL = "timeline-url"
+TIMELINE_GROUPS = "timeline-groups"
+TIMELINE_LANES = "timeline-lanes"
 MAX_ITEMS = 2000  # ~400 bars a lane on an ~800 px plot; more only slows the SVG
 GRAPH_CONFIG: Any = {"displaylogo": False, "scrollZoom": True, "responsive": True}
 
@@ -85,6 +89,9 @@ def _controls(trace_id: str, steps: list[api.Step]) -> html.Div:
             html.Button("Reset zoom", id=TIMELINE_RESET, className="button"),
             html.A("Download Chrome trace JSON", href=api.export_path(trace_id),
                    download=f"{trace_id}.trace.json", className="button button-secondary"),
+            dcc.Checklist(id=TIMELINE_GROUPS, value=list(LANE_GROUPS), inline=True,
+                          options=[{"label": v, "value": k} for k, v in LANE_GROUPS.items()],
+                          className="timeline-groups"),
         ],
         className="timeline-controls",
     )  # fmt: skip
@@ -112,6 +119,7 @@ def _components(
         dcc.Store(id=TIMELINE_STEPS, data=steps),
         dcc.Store(id=TIMELINE_GAP_DATA, data=gaps["items"]),
         dcc.Store(id=TIMELINE_MATCH_DATA, data=[]),
+        dcc.Store(id=TIMELINE_LANES, data=window["lanes"]),
         _controls(trace_id, steps),
         html.Div(id=TIMELINE_SEARCH_RESULTS, className="timeline-search-results"),
         dcc.Graph(
@@ -203,29 +211,35 @@ def _clicked_block(click: dict[str, Any] | None) -> tuple[int, int] | None:
     Input({"type": MATCH_BUTTON, "index": ALL}, "n_clicks"),
     Input(TIMELINE_GRAPH, "clickData"),
     Input(TIMELINE_SEARCH, "value"),
+    Input(TIMELINE_GROUPS, "value"),
     State(TIMELINE_RANGE, "data"),
     State(TIMELINE_STEPS, "data"),
     State(TIMELINE_GAP_DATA, "data"),
     State(TIMELINE_MATCH_DATA, "data"),
     State(TIMELINE_WINDOW, "data"),
     State(TIMELINE_ID, "data"),
+    State(TIMELINE_LANES, "data"),
     prevent_initial_call=True,
 )
 def update(*args: Any) -> tuple[Any, ...]:
-    """Any zoom, pan, reset, step, gap, match, block click or search: fetch and redraw,
-    in one round trip (a separate window-store callback cost a second one)."""
-    full, steps, gaps, matches, current, trace_id = args[8:]
+    """Any zoom, pan, reset, step, gap, match, block click, search or lane-group toggle:
+    fetch and redraw, in one round trip (a separate window-store callback cost a second)."""
+    groups = args[8]
+    full, steps, gaps, matches, current, trace_id, all_lanes = args[9:]
     trigger, value = ctx.triggered_id, ctx.triggered[0]["value"]
     window: tuple[int, int] | None = (current["start_ns"], current["end_ns"])
+    lanes = lanes_for_groups(all_lanes, groups)
+    if lanes == []:
+        raise dash.exceptions.PreventUpdate  # nothing ticked: keep the last drawing
     if trigger == TIMELINE_GRAPH and f"{TIMELINE_GRAPH}.clickData" in ctx.triggered_prop_ids:
         window = _clicked_block(args[6])
-    elif trigger != TIMELINE_SEARCH:
+    elif trigger not in (TIMELINE_SEARCH, TIMELINE_GROUPS):
         stores = {"steps": steps, "gaps": gaps, "matches": matches}
         window = _next_window(trigger, value, full, stores)
         if window is None or window == (current["start_ns"], current["end_ns"]):
             raise dash.exceptions.PreventUpdate
     assert window is not None
-    data = api.get_window(current_client(), trace_id, window[0], window[1], MAX_ITEMS)
+    data = api.get_window(current_client(), trace_id, window[0], window[1], MAX_ITEMS, lanes)
     shade = Patch()
     shade["layout"]["shapes"] = window_shapes(full["start_ns"], full["end_ns"], window)
     figure = timeline_figure(data, args[7] or "")

@@ -6,6 +6,7 @@ trace; screenshots go to `test-artifacts/`.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -98,4 +99,15 @@ def test_zoom_twice_then_click_a_kernel_shows_its_cpu_launch(
     expect(page.locator("#timeline-search-results")).to_contain_text("gemm", timeout=15_000)
     page.get_by_role("button", name="Reset zoom").click()
     expect(page.locator(STATUS)).to_contain_text("busy blocks", timeout=15_000)
+
+    # Collapse the CPU-thread group: its lanes leave the plot, the GPU lanes stay.
+    labels = page.locator(f"{GRAPH} .ytick text")
+    cpu_lanes = labels.filter(has_text=re.compile(r"thread \d+$"))
+    expect(cpu_lanes.first).to_be_attached()
+    page.get_by_label("CPU threads").uncheck()
+    expect(cpu_lanes).to_have_count(0, timeout=15_000)
+    expect(labels.filter(has_text=re.compile(r"^GPU 0")).first).to_be_attached()
+    page.screenshot(path=artifacts / "timeline_cpu_collapsed.png", full_page=True)
+    page.get_by_label("CPU threads").check()
+    expect(cpu_lanes.first).to_be_attached(timeout=15_000)
     assert page_errors.messages == []
