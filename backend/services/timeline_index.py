@@ -69,6 +69,7 @@ class _Scan:
     runtime: dict[Thread, list[tuple[int, int]]] = field(default_factory=dict)
     sync: dict[Thread, list[tuple[int, int]]] = field(default_factory=dict)
     comm: dict[LaneKey, int] = field(default_factory=dict)
+    first_kernel: dict[LaneKey, int] = field(default_factory=dict)  # event id, for its queue
     longs: list[tuple[int, LaneKey, int, int]] = field(default_factory=list)
     multi_rank: bool = False
 
@@ -92,7 +93,7 @@ def build_timeline_index(conn: Connection, trace_id: str) -> None:
     lane_ids = {key: i for i, key in enumerate([*keys, *devices])}
     span = max(r[-1][1] for r in scan.lanes.values()) - min(r[0][0] for r in scan.lanes.values())
     levels = level_count(span)
-    queues = _queues(conn, [scan.lanes[k][0][3] for k in keys if k.family == GPU])
+    queues = _queues(conn, [scan.first_kernel[k] for k in keys if k in scan.first_kernel])
     scan.multi_rank = len({k.rank for k in keys if k.rank is not None}) > 1
     runtime = {t: Coverage(iv) for t, iv in scan.runtime.items()}
     sync = {t: Coverage(iv) for t, iv in scan.sync.items()}
@@ -149,8 +150,10 @@ def _scan(conn: Connection, trace_id: str) -> _Scan:
         _count_name(scan.names, kind, name, start, dur)
         if dur > LONG_NS:
             scan.longs.append((id_, key, start, end))
-        if kind == "kernel" and is_communication_name(name):
-            scan.comm[key] = scan.comm.get(key, 0) + 1
+        if kind == "kernel":
+            scan.first_kernel.setdefault(key, id_)
+            if is_communication_name(name):
+                scan.comm[key] = scan.comm.get(key, 0) + 1
         elif kind == "runtime":
             thread = (rank, pid, tid)
             scan.runtime.setdefault(thread, []).append((start, end))
@@ -215,7 +218,8 @@ def _lane_row(
     queues: dict[int, object],
 ) -> dict[str, Any]:
     comm = key in scan.comm and 2 * scan.comm[key] >= len(events)
-    queue = queues.get(events[0][3]) if key.family == GPU else None
+    first_kernel = scan.first_kernel.get(key)
+    queue = queues.get(first_kernel) if first_kernel is not None else None
     gpu = key.family in lanes_mod.GPU_FAMILIES or key.family == DEVICE
     return {
         "trace_id": trace_id, "lane": lane, "family": key.family,
@@ -231,7 +235,8 @@ def _lane_row(
 
 
 def _queues(conn: Connection, first_ids: list[int]) -> dict[int, object]:
-    """AMD traces name GPU lanes by queue: read `args.queue` of each lane's first event."""
+    """AMD traces name GPU lanes by queue: read `args.queue` of each lane's first kernel
+    (a lane's first event may be a copy, which carries no queue)."""
     if not first_ids:
         return {}
     e = table_of(TraceEvent).c

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
+from backend.core.config import Settings
 from backend.services.timeline_gaps import RULE
+from backend.services.trace_ingest import ingest_trace
 from tests.timeline.conftest import H200, SYNTHETIC, Ingest
 
 
@@ -113,3 +116,18 @@ def test_timeline_of_a_queued_trace_is_refused(client: TestClient) -> None:
     ).json()
     response = client.get(f"/api/v1/traces/{accepted['id']}/timeline")
     assert response.status_code == 422 and "not ready" in response.json()["detail"]
+
+
+def test_amd_lanes_are_labelled_by_queue(
+    client: TestClient, engine: Engine, settings: Settings
+) -> None:
+    """rocprofv3 kernels carry their HSA queue (`args.queue`); lanes say "queue N" as AMD
+    users know them, not "stream N"."""
+    data = (Path(__file__).resolve().parents[1] / "data" / "rocprof" / "v3_run.zip").read_bytes()
+    trace_id = client.post("/api/v1/traces", files={"file": ("v3_run.zip", data)}).json()["id"]
+    assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
+    labels = [
+        lane["label"] for lane in client.get(f"/api/v1/traces/{trace_id}/timeline").json()["lanes"]
+    ]
+    gpu = [label for label in labels if label.startswith("GPU")]
+    assert gpu and all("queue" in label for label in gpu if "annotations" not in label), labels
