@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 import dash
 from dash import Input, Output, callback, dcc, html
+from dash.development.base_component import Component
 
 from dashboard.api_client import ApiError, current_client
 from dashboard.clients.metrics import get_series
@@ -56,15 +57,16 @@ def layout(
     branch: str | None = None,
     **_query: str,
 ) -> html.Div:
-    """Fetched on every visit."""
+    """Fetched on every visit. Every state keeps the graph and the location the click
+    callback names, so Dash never reports an ID missing from the layout."""
     if not (project and benchmark and metric):
-        return html.Div(notice("Open a series from the SLA board or the runs page.", "info"))
+        return _without_series(notice("Open a series from the SLA board or the runs page."))
     try:
         series = get_series(
             current_client(), project=project, benchmark=benchmark, metric=metric, branch=branch
         )
     except ApiError as e:
-        return html.Div(notice(f"Could not load the series: {e.detail}", "error"))
+        return _without_series(notice(f"Could not load the series: {e.detail}", "error"))
     where = f"{project} / {benchmark}" + (f" on {branch}" if branch else "")
     return html.Div(
         [
@@ -80,6 +82,11 @@ def layout(
             dcc.Location(id=SERIES_GO, refresh=True),
         ]
     )
+
+
+def _without_series(message: Component) -> html.Div:
+    hidden = {"display": "none"}
+    return html.Div([message, dcc.Graph(id=SERIES_GRAPH, style=hidden), dcc.Location(id=SERIES_GO)])
 
 
 @callback(Output(SERIES_GO, "href"), Input(SERIES_GRAPH, "clickData"), prevent_initial_call=True)
