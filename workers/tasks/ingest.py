@@ -24,8 +24,9 @@ _LIMIT_S = get_settings().ingest_time_limit_s
     autoretry_for=(OperationalError, ConnectionError),
     retry_backoff=True,
     max_retries=5,
-    # Leave the soft limit room to write the failure before the hard kill (30 s, or 10 %).
-    soft_time_limit=max(_LIMIT_S - 30, _LIMIT_S * 0.9),
+    # Leave the soft limit room to roll back and write the failure before the hard kill:
+    # 10 % of the limit, at least 1 s and at most 30 s.
+    soft_time_limit=max(_LIMIT_S * 0.5, _LIMIT_S - max(1.0, min(30.0, _LIMIT_S * 0.1))),
     time_limit=_LIMIT_S,
 )
 def ingest_trace(trace_id: str) -> str | None:
