@@ -80,11 +80,11 @@ def _runs(name: str) -> Component:
 def layout(name: str | None = None, **_query: str) -> html.Div:
     """Fresh on every visit; the runs are re-read every couple of seconds."""
     if not name:
-        return html.Div(notice("No benchmark selected."))
+        return _without_spec(notice("No benchmark selected."))
     try:
         spec = get_spec(current_client(), name)
     except ApiError as e:
-        return html.Div(notice(f"Could not load benchmark {name}: {e.detail}", "error"))
+        return _without_spec(notice(f"Could not load benchmark {name}: {e.detail}", "error"))
     title = html.Div(
         [html.H1(name, className="page-title"),
          html.Button("Run now", id=BENCH_SPEC_RUN, className="button", n_clicks=0)],
@@ -100,6 +100,21 @@ def layout(name: str | None = None, **_query: str) -> html.Div:
             html.Div(_runs(name), id=BENCH_SPEC_RUNS),
             _facts(spec),
             dcc.Interval(id=BENCH_SPEC_POLL, interval=POLL_MS),
+        ]
+    )
+
+
+def _without_spec(message: Component) -> html.Div:
+    """A message, plus every ID the callbacks name (hidden, idle), so Dash's layout
+    validation finds them on every page of the app."""
+    return html.Div(
+        [
+            message,
+            dcc.Store(id=BENCH_SPEC_NAME, data=None),
+            html.Div(id=BENCH_SPEC_STATUS),
+            html.Div(id=BENCH_SPEC_RUNS),
+            html.Button(id=BENCH_SPEC_RUN, hidden=True),
+            dcc.Interval(id=BENCH_SPEC_POLL, disabled=True),
         ]
     )
 

@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 import dash
 from dash import Input, Output, State, callback, dcc, html
+from dash.dash_table.DataTable import DataTable
 from dash.development.base_component import Component
 
 from dashboard.api_client import ApiError, Trace, current_client
@@ -66,9 +67,32 @@ def _body(trace_id: str, query: dict[str, str]) -> tuple[list[Component], bool]:
     return [header, tab_bar(trace_id, tab, TRACE_DETAIL), view], True
 
 
+def _tab_control_ids() -> list[Component]:
+    """Hidden stand-ins for the tab controls the URL callbacks listen to. Dash calls this
+    layout with no id to learn every ID the app's callbacks name; without these, every
+    page logged "ID not found in layout" (the real ones exist only on their tab)."""
+    hidden = {"display": "none"}
+    return [
+        html.Div(
+            [
+                DataTable(id=f"{KERNELS}-table"),
+                dcc.Dropdown(id=f"{KERNELS}-group"),
+                dcc.Input(id=f"{KERNELS}-search"),
+                dcc.RadioItems(id=f"{ROOFLINE}-color"),
+                dcc.Dropdown(id=f"{ROOFLINE}-vs"),
+            ],
+            style=hidden,
+        )
+    ]
+
+
 def layout(trace_id: str | None = None, **query: str) -> html.Div:
     """Fresh on every visit; Dash also calls it with no id to learn the page's IDs."""
-    body, settled = _body(trace_id, query) if trace_id else ([notice("No trace selected.")], True)
+    body, settled = (
+        _body(trace_id, query)
+        if trace_id
+        else ([notice("No trace selected."), *_tab_control_ids()], True)
+    )
     return html.Div(
         [
             dcc.Link("← All traces", href="/", className="back-link"),

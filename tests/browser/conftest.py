@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, Response, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, Response, sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -55,6 +55,12 @@ class PageErrors:
 
     def on_page_error(self, error: Exception) -> None:
         self.messages.append(f"page error: {error}")
+
+    def on_console(self, message: ConsoleMessage) -> None:
+        """Console errors, such as Dash's "ID not found in layout" for a broken callback.
+        Failed resource loads are left to `on_response`, which knows their status."""
+        if message.type == "error" and not message.text.startswith("Failed to load resource"):
+            self.messages.append(f"console error: {message.text[:2000]}")
 
 
 def _free_port() -> int:
@@ -178,6 +184,7 @@ def page_errors(page: Page) -> PageErrors:
     errors = PageErrors()
     page.on("response", errors.on_response)
     page.on("pageerror", errors.on_page_error)
+    page.on("console", errors.on_console)
     return errors
 
 
