@@ -52,6 +52,7 @@ def create_dash_app(api_url: str) -> dash.Dash:
         assets_folder=str(ASSETS_DIR),
         title="perfdash",
         update_title="",
+        eager_loading=True,  # plotly.js comes with the first bundles, not after the layout
         requests_pathname_prefix="/",
     )
     install_client(app.server, ApiClient(api_url))
