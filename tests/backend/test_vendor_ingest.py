@@ -11,9 +11,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
+from backend.core.bulk_insert import BATCH_SIZE
 from backend.core.config import Settings
 from backend.models import TraceEvent
-from backend.core.bulk_insert import BATCH_SIZE
 from backend.services.trace_ingest import ingest_trace
 from ingest import ParseError, parse_file
 from tests.ingest.nsys_files import (

@@ -82,7 +82,9 @@ def worker(rank: int, world: int, outdir: str) -> None:
     with profile(
         activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
         schedule=schedule(wait=1, warmup=1, active=ACTIVE, repeat=1),
-        on_trace_ready=tensorboard_trace_handler(str(tmp), worker_name=f"rank{rank}", use_gzip=True),
+        on_trace_ready=tensorboard_trace_handler(
+            str(tmp), worker_name=f"rank{rank}", use_gzip=True
+        ),
         record_shapes=True,
     ) as prof:
         for _ in range(ACTIVE + 3):

@@ -47,7 +47,7 @@ from torch.profiler import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_torch_trace import write_kernel_sums, write_key_averages  # noqa: E402
+from make_torch_trace import write_kernel_sums, write_key_averages
 
 SEED = 1234
 VOCAB, D_MODEL, HEADS, SEQ, BATCH = 8192, 512, 8, 256, 8
@@ -135,7 +135,8 @@ def make(outdir: Path, name: str, layers: int, active: int) -> None:
     shutil.move(written, trace_path)
     sums = write_kernel_sums(trace_path, outdir / f"{name}.kernel_sums.json")
     events = sum(sums["event_counts_by_cat"].values())
-    print(f"{name}: {events} events, {trace_path.stat().st_size} bytes, cats {sums['event_counts_by_cat']}")
+    size, cats = trace_path.stat().st_size, sums["event_counts_by_cat"]
+    print(f"{name}: {events} events, {size} bytes, cats {cats}")
 
 
 def main(argv: list[str]) -> int:
