@@ -13,6 +13,10 @@ Each measurement runs in a fresh process so its peak RSS is its own:
   index, status `ready` (the real `accept_upload` + `ingest_trace` services);
 - HTA 0.5's `TraceAnalysis(trace_dir=...)` parse, from its own virtualenv
   (`python -m venv /work/hta-venv && /work/hta-venv/bin/pip install HolisticTraceAnalysis`).
+- a floor (SQLite): gunzip, one `orjson.loads` of the whole file, and a raw `executemany`
+  of one prebuilt row per stored event into perfdash's own events table (same schema and
+  index, in one transaction). No normalisation, stats, summary or timeline index: no ingest
+  that stores a row per event can beat it on this machine, so HTA / floor bounds the ratio.
 The anchor is HTA's parse alone; the ratio is HTA seconds / perfdash seconds.
 """
 
@@ -59,6 +63,32 @@ with Session(engine) as session:
     row = session.get(Trace, trace.id)
     events = sum(row.event_counts.values())
 print(json.dumps({"seconds": elapsed, "status": str(status), "events": events,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+_FLOOR_CHILD = r"""
+import gzip, json, resource, sqlite3, sys, time
+import orjson
+from backend.core.config import get_settings
+from backend.core.migrate import upgrade_database
+from ingest.parsers.kineto import CATEGORY_KINDS
+upgrade_database()
+db = get_settings().resolved_database_url.removeprefix("sqlite:///")
+conn = sqlite3.connect(db, isolation_level=None)
+# no traces row: a raw sqlite3 connection does not enforce the foreign key
+t0 = time.perf_counter()
+doc = orjson.loads(gzip.decompress(open(sys.argv[1], "rb").read()))
+dumps, kinds = orjson.dumps, CATEGORY_KINDS
+rows = [("t", "k", e.get("name"), int(e["ts"] * 1000), int(e.get("dur", 0) * 1000),
+         None, None, None, e.get("pid"), e.get("tid"), None,
+         dumps(e["args"]).decode() if e.get("args") else None)
+        for e in doc["traceEvents"] if e.get("cat") in kinds]
+conn.execute("BEGIN")
+conn.executemany("INSERT INTO events (trace_id, kind, name, start_ns, dur_ns, rank, device, "
+                 "stream, pid, tid, correlation, args) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+conn.execute("COMMIT")
+elapsed = time.perf_counter() - t0
+print(json.dumps({"seconds": elapsed, "events": len(rows),
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -112,6 +142,11 @@ def perfdash(path: Path, database_url: str, tmp: Path) -> dict[str, float]:
     return run_child([PYTHON, "-c", _PERFDASH_CHILD, str(path)], env)
 
 
+def floor(path: Path, tmp: Path) -> dict[str, float]:
+    env = perfdash_env(f"sqlite:///{tmp / 'floor.db'}", tmp / "f")
+    return run_child([PYTHON, "-c", _FLOOR_CHILD, str(path)], env)
+
+
 def hta(path: Path, hta_python: Path, tmp: Path) -> dict[str, float]:
     folder = tmp / "hta"
     folder.mkdir(exist_ok=True)
@@ -145,6 +180,7 @@ def main() -> None:
             if args.postgres:
                 with scratch_postgres(args.postgres, "ingest") as url:
                     runs["postgresql"] = perfdash(path, url, tmp / "p")
+            bound = floor(path, tmp)
             anchor = hta(path, args.hta_python, tmp) if args.hta_python.exists() else None
         events = int(runs["sqlite"]["events"])
         for engine, r in runs.items():
@@ -152,6 +188,10 @@ def main() -> None:
                 f"{label:28} {events:>9,} {engine:10} {r['seconds']:8.2f} "
                 f"{events / r['seconds']:>10,.0f} {r['rss_mb']:7.0f}"
             )
+        print(
+            f"{label:28} {int(bound['events']):>9,} {'floor':10} {bound['seconds']:8.2f} "
+            f"{bound['events'] / bound['seconds']:>10,.0f} {bound['rss_mb']:7.0f}"
+        )
         if anchor:
             print(
                 f"{label:28} {events:>9,} {'HTA parse':10} {anchor['seconds']:8.2f} "
@@ -162,6 +202,7 @@ def main() -> None:
                     f"  ratio HTA/perfdash ({engine}): {anchor['seconds'] / r['seconds']:.2f}x "
                     f"faster; RSS {r['rss_mb'] / anchor['rss_mb']:.2f}x of HTA's"
                 )
+            print(f"  ratio HTA/floor (SQLite): {anchor['seconds'] / bound['seconds']:.2f}x")
 
 
 if __name__ == "__main__":
