@@ -1,8 +1,9 @@
 """Refuse to serve anonymous perfdash beyond loopback unless the operator says so.
 
 With `AUTH=off` anyone who reaches the port can upload and delete traces, so `perfdash
-serve --host 0.0.0.0` must be a decision, not an accident: it needs `AUTH=proxy` (a reverse
-proxy authenticates) or `ALLOW_ANONYMOUS=true`, which is logged as a warning.
+serve --host 0.0.0.0` must be a decision, not an accident: it needs `AUTH=password` (people
+log in), `AUTH=proxy` (a reverse proxy authenticates) or `ALLOW_ANONYMOUS=true`, which is
+logged as a warning.
 
 Public surface: `check_bind`, `UnsafeBindError`.
 """
@@ -51,7 +52,8 @@ def check_bind(host: str, settings: Settings) -> None:
         return
     raise UnsafeBindError(
         f"refusing to serve on {host!r} with authentication off: anyone who can reach it "
-        "could upload, read and delete traces. Put perfdash behind an authenticating reverse "
-        "proxy and set PERFDASH_AUTH=proxy, or set PERFDASH_ALLOW_ANONYMOUS=true to accept "
-        "this, or use --host 127.0.0.1"
+        "could upload, read and delete traces. Set PERFDASH_AUTH=password (and add users with "
+        "`perfdash user add`), or put perfdash behind an authenticating reverse proxy and set "
+        "PERFDASH_AUTH=proxy, or set PERFDASH_ALLOW_ANONYMOUS=true to accept this, or use "
+        "--host 127.0.0.1"
     )

@@ -6,6 +6,7 @@ PostgreSQL and ``BROKER_URL`` to Redis.
 """
 
 from functools import lru_cache
+from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 from typing import Literal
 
@@ -62,14 +63,42 @@ class Settings(BaseSettings):
         description="Redis redelivers an unacknowledged task after this; "
         "empty means twice INGEST_TIME_LIMIT_S.",
     )
-    auth: Literal["off", "proxy"] = Field(
+    auth: Literal["off", "password", "proxy"] = Field(
         default="off",
-        description="off: pages and trace uploads are anonymous (fit for loopback only); "
-        "proxy: a reverse proxy authenticates every request before it reaches perfdash.",
+        description="off: pages, trace uploads and benchmark runs are anonymous (fit for "
+        "loopback only); password: people log in with a perfdash user; proxy: trust a "
+        "reverse proxy's user header (PROXY_USER_HEADER) from TRUSTED_PROXIES.",
     )
     allow_anonymous: bool = Field(
         default=False,
         description="Allow `serve --host` beyond loopback with auth off (logs a warning).",
+    )
+    proxy_user_header: str = Field(
+        default="X-Forwarded-User",
+        min_length=1,
+        description="With AUTH=proxy, the header that names the signed-in user.",
+    )
+    trusted_proxies: list[IPv4Network | IPv6Network] = Field(
+        default_factory=lambda: [IPv4Network("127.0.0.0/8"), IPv6Network("::1/128")],
+        description="Peers (CIDR, JSON list) whose PROXY_USER_HEADER and X-Forwarded-For are "
+        "believed; the header from any other address is ignored.",
+    )
+    proxy_default_role: Literal["viewer", "uploader", "admin"] = Field(
+        default="viewer", description="Role of a user first seen in the proxy's header."
+    )
+    session_ttl_s: int = Field(
+        default=12 * 3600, gt=0, description="A login session ends this long after sign-in."
+    )
+    cookie_secure: bool = Field(
+        default=True,
+        description="Mark session cookies Secure: browsers then send them over HTTPS only "
+        "(and to http://127.0.0.1 or localhost, which Chromium and Firefox treat as secure).",
+    )
+    scrypt_n: int = Field(
+        default=2**17,
+        ge=2,
+        description="scrypt cost N for new password hashes (r=8, p=1; OWASP's minimum). "
+        "Each hash needs 128 * N * 8 bytes of memory.",
     )
     max_json_bytes: int = Field(
         default=16 * 1024**2, gt=0, description="Largest non-upload request body under /api/."
@@ -98,6 +127,13 @@ class Settings(BaseSettings):
             raise ValueError("DATABASE_URL must be sqlite:///... or postgresql+psycopg://...")
         if value.startswith("postgresql://"):
             return "postgresql+psycopg://" + value.removeprefix("postgresql://")
+        return value
+
+    @field_validator("scrypt_n")
+    @classmethod
+    def _power_of_two(cls, value: int) -> int:
+        if value & (value - 1):
+            raise ValueError("SCRYPT_N must be a power of two")
         return value
 
     @property

@@ -19,6 +19,7 @@ from backend.models.traces import (
     TracesPublic,
     TraceStatus,
 )
+from backend.models.users import LoginSession, User
 from backend.models.webhooks import Webhook, WebhookDelivery
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "KernelStatPublic",
     "KernelStatRecord",
     "KernelStatsPublic",
+    "LoginSession",
     "MetricPoint",
     "MetricRun",
     "Runner",
@@ -41,6 +43,7 @@ __all__ = [
     "TracePublic",
     "TraceStatus",
     "TracesPublic",
+    "User",
     "Webhook",
     "WebhookDelivery",
 ]
