@@ -4,7 +4,7 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import DataError
+from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 
 from backend.services.errors import (
     InvalidInputError,
@@ -21,6 +21,9 @@ _STATUS: dict[type[ServiceError], int] = {
     StorageFullError: 507,
 }
 log = logging.getLogger(__name__)
+# Seconds a client should wait after a 503 for an unreachable database: a restart or a
+# failover takes a few seconds, and the engine's pre-ping reconnects on the next request.
+DATABASE_RETRY_AFTER_S = 2
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -41,3 +44,18 @@ def install_error_handlers(app: FastAPI) -> None:
 
     app.add_exception_handler(OverflowError, out_of_range)
     app.add_exception_handler(DataError, out_of_range)
+
+    async def database_unavailable(request: Request, exc: Exception) -> JSONResponse:
+        # The database is restarting, refused the connection or dropped it mid-request. The
+        # work was rolled back (or, if the drop hit a commit, may have landed): writes are
+        # idempotent (metric pushes by run key), so the client sends the same request again.
+        reason = (str(getattr(exc, "orig", exc)).strip().splitlines() or [""])[0][:200]
+        log.warning("database unavailable in %s %s: %s", request.method, request.url.path, reason)
+        return JSONResponse(
+            status_code=503,
+            content={"detail": "the database is unavailable; retry the request"},
+            headers={"Retry-After": str(DATABASE_RETRY_AFTER_S)},
+        )
+
+    app.add_exception_handler(OperationalError, database_unavailable)
+    app.add_exception_handler(InterfaceError, database_unavailable)
