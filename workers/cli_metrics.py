@@ -16,6 +16,8 @@ from typing import Any
 
 import httpx
 
+from workers.http_retry import send_with_retry
+
 EXIT_BREACH, EXIT_ERROR = 1, 2
 _RUN_FLAGS = ("project", "commit", "branch", "run_id", "url_field", "benchmark")
 
@@ -55,6 +57,13 @@ def _server_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--url", default="http://127.0.0.1:8000", help="perfdash server")
     parser.add_argument("--token-env", default="PERFDASH_TOKEN", help="env var with the token")
     parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=8,
+        help="resend this many times after a connection error or HTTP 429/502/503/504, "
+        "waiting 0.5 s doubling to 30 s, or the server's Retry-After (default 8)",
+    )
 
 
 def _token_create(args: argparse.Namespace) -> int:
@@ -81,19 +90,23 @@ def _token_create(args: argparse.Namespace) -> int:
 
 
 def _post(args: argparse.Namespace, path: str, body: Any, params: dict[str, Any]) -> Any:
-    """POST to the server; prints the error and returns None on failure."""
+    """POST to the server, resending on transient failures (pushes and SLA applies are
+    idempotent); prints the error and returns None on failure."""
     token = os.environ.get(args.token_env, "")
     if not token:
         print(f"perfdash: set ${args.token_env} to an API token", file=sys.stderr)
         return None
     try:
-        response = httpx.post(
-            args.url.rstrip("/") + path,
-            json=body,
-            params=params,
-            timeout=args.timeout,
-            headers={"Authorization": f"Bearer {token}"},
-        )
+        with httpx.Client(timeout=args.timeout) as client:
+            response = send_with_retry(
+                client,
+                "POST",
+                args.url.rstrip("/") + path,
+                retries=max(0, args.retries),
+                json=body,
+                params=params,
+                headers={"Authorization": f"Bearer {token}"},
+            )
     except httpx.HTTPError as e:
         print(f"perfdash: cannot reach {args.url}: {e}", file=sys.stderr)
         return None
