@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from backend.api.deps import SessionDep
+from backend.api.deps import Offset, SessionDep
 from backend.models.benchmarks import (
     BenchmarkRunPublic,
     BenchmarkRunsPublic,
@@ -31,7 +31,6 @@ runs_router = APIRouter(prefix="/benchmark-runs", tags=["benchmark_runs"])
 runners_router = APIRouter(prefix="/runners", tags=["runners"])
 Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(HTTPBearer(auto_error=False))]
 Limit = Annotated[int, Query(ge=1, le=500)]
-Offset = Annotated[int, Query(ge=0)]
 
 
 def _require_admin(session: SessionDep, credentials: Bearer, spec: BenchmarkSpecCreate) -> None:

@@ -4,7 +4,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Query, status
 
-from backend.api.deps import SessionDep
+from backend.api.deps import Offset, SessionDep
 from backend.models.api_tokens import ApiToken
 from backend.models.metrics import MetricRunsPublic, SeriesPublic
 from backend.services import metric_reads
@@ -55,7 +55,7 @@ def list_runs(
     project: str | None = None,
     branch: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
 ) -> MetricRunsPublic:
     """Recent runs, newest first, with their points and verdicts."""
     items, count = metric_reads.list_runs(

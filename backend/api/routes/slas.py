@@ -4,7 +4,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response, status
 
-from backend.api.deps import SessionDep
+from backend.api.deps import Offset, SessionDep
 from backend.models.api_tokens import ApiToken
 from backend.models.slas import (
     SPARKLINE_LENGTH,
@@ -31,7 +31,7 @@ def list_slas(
     session: SessionDep,
     project: str | None = None,
     limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
 ) -> SlasPublic:
     """SLAs by project, benchmark and name."""
     rows, count = service.list_slas(session, project=project, limit=limit, offset=offset)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from backend.api.deps import SessionDep
+from backend.api.deps import Offset, SessionDep
 from backend.models.kernel_stats import KernelGroupBy, KernelSort, KernelStatsPublic
 from backend.models.trace_summary import TraceSummaryPublic
 from backend.models.traces import TraceStatus
@@ -33,7 +33,7 @@ def get_kernels(
     trace_id: str,
     session: SessionDep,
     limit: Annotated[int, Query(ge=1, le=100_000)] = 10,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     sort: KernelSort = KernelSort.TOTAL,
     group: KernelGroupBy = KernelGroupBy.NAME,
     q: Annotated[str | None, Query(max_length=512, description="Name contains (any case).")] = None,

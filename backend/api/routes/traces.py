@@ -7,7 +7,7 @@ from typing import Annotated, BinaryIO
 from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile, status
 from sqlmodel import Session
 
-from backend.api.deps import SessionDep, SettingsDep
+from backend.api.deps import Offset, SessionDep, SettingsDep
 from backend.core.config import Settings
 from backend.models import (
     Trace,
@@ -70,7 +70,7 @@ def list_traces(
     session: SessionDep,
     settings: SettingsDep,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     project: str | None = None,
 ) -> TracesPublic:
     """Traces, newest first."""
