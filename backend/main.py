@@ -2,10 +2,11 @@
 
 from fastapi import FastAPI
 
+from backend.api.auth_gate import AuthGate
 from backend.api.errors import install_error_handlers
 from backend.api.limits import BodySizeLimit
 from backend.api.main import api_router
-from backend.api.routes import health, prometheus
+from backend.api.routes import health, login, prometheus
 
 
 def create_app() -> FastAPI:
@@ -17,7 +18,9 @@ def create_app() -> FastAPI:
     )
     app.include_router(health.router)
     app.include_router(prometheus.router)
+    app.include_router(login.router)
     app.include_router(api_router)
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit)
+    app.add_middleware(AuthGate)  # added last, so it runs first: nothing before it
     return app

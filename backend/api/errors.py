@@ -1,24 +1,31 @@
 """Map service errors to HTTP responses, so routes never build error bodies themselves."""
 
 import logging
+import math
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 
 from backend.services.errors import (
+    ForbiddenError,
     InvalidInputError,
+    NotAuthenticatedError,
     NotFoundError,
     ServiceError,
     StorageFullError,
     TooLargeError,
+    TooManyRequestsError,
 )
 
 _STATUS: dict[type[ServiceError], int] = {
+    NotAuthenticatedError: 401,
+    ForbiddenError: 403,
     NotFoundError: 404,
     TooLargeError: 413,
     InvalidInputError: 422,
     StorageFullError: 507,
+    TooManyRequestsError: 429,
 }
 log = logging.getLogger(__name__)
 # Seconds a client should wait after a 503 for an unreachable database: a restart or a
@@ -26,12 +33,28 @@ log = logging.getLogger(__name__)
 DATABASE_RETRY_AFTER_S = 2
 
 
+def headers(exc: Exception) -> dict[str, str]:
+    """The headers HTTP asks for with some errors: how to authenticate, when to retry."""
+    if isinstance(exc, NotAuthenticatedError):
+        return {"WWW-Authenticate": "Bearer"}
+    if isinstance(exc, TooManyRequestsError):
+        return {"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))}
+    return {}
+
+
+def status_of(exc: ServiceError) -> int:
+    """The HTTP status of a service error."""
+    return next((s for t, s in _STATUS.items() if isinstance(exc, t)), 400)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register one handler for the whole ServiceError family."""
 
     async def handle(_request: Request, exc: Exception) -> JSONResponse:
-        status = next((s for t, s in _STATUS.items() if isinstance(exc, t)), 400)
-        return JSONResponse(status_code=status, content={"detail": str(exc)})
+        assert isinstance(exc, ServiceError)
+        return JSONResponse(
+            status_code=status_of(exc), content={"detail": str(exc)}, headers=headers(exc)
+        )
 
     app.add_exception_handler(ServiceError, handle)
 

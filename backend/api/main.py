@@ -1,9 +1,11 @@
 """The `/api/v1` router: one sub-router per noun."""
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 
+from backend.api.access import require
 from backend.api.routes import (
     benchmarks,
+    me,
     metrics,
     slas,
     timeline,
@@ -12,8 +14,11 @@ from backend.api.routes import (
     traces,
     webhooks,
 )
+from backend.services.permissions import READ
 
-api_router = APIRouter(prefix="/api/v1")
+# Every route needs at least READ: with AUTH on, anonymous callers reach none.
+api_router = APIRouter(prefix="/api/v1", dependencies=[Depends(require(READ))])
+api_router.include_router(me.router)
 api_router.include_router(traces.router)
 api_router.include_router(trace_analysis.router)
 api_router.include_router(trace_views.router)

@@ -13,6 +13,11 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+_LOOPBACK: tuple[IPv4Network | IPv6Network, ...] = (
+    IPv4Network("127.0.0.0/8"),
+    IPv6Network("::1/128"),
+)
+
 
 class Settings(BaseSettings):
     """perfdash settings; every field is the env var ``PERFDASH_<NAME>``."""
@@ -79,7 +84,7 @@ class Settings(BaseSettings):
         description="With AUTH=proxy, the header that names the signed-in user.",
     )
     trusted_proxies: list[IPv4Network | IPv6Network] = Field(
-        default_factory=lambda: [IPv4Network("127.0.0.0/8"), IPv6Network("::1/128")],
+        default_factory=lambda: list(_LOOPBACK),
         description="Peers (CIDR, JSON list) whose PROXY_USER_HEADER and X-Forwarded-For are "
         "believed; the header from any other address is ignored.",
     )

@@ -19,3 +19,19 @@ class InvalidInputError(ServiceError):
 
 class StorageFullError(ServiceError):
     """The blob store has no space left; nothing was stored (507)."""
+
+
+class NotAuthenticatedError(ServiceError):
+    """No usable credential came with a request that needs one (401)."""
+
+
+class ForbiddenError(ServiceError):
+    """The caller is known but may not do this (403)."""
+
+
+class TooManyRequestsError(ServiceError):
+    """The caller is over a rate limit (429); `retry_after_s` says when to try again."""
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s

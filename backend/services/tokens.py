@@ -1,33 +1,37 @@
-"""API tokens: creation, and the `require_scope` dependency that guards write routes.
+"""API tokens: create, find, list, revoke, and the per-token rate limit.
 
 Only a sha256 of the token is stored. Tokens carry 256 bits of randomness, so a plain
 sha256 (no salt, no slow hash) is enough: there is nothing to brute-force, and lookups
-stay one indexed equality. All bearer-token auth lives here so issue 10 can extend it in
-one place. Every scoped request also spends from the token's rate-limit bucket.
+stay one indexed equality. Every token may read; its scopes say what else it may do
+(`backend.services.permissions`), and `admin` implies all of them. Every request made
+with a token spends from the token's rate-limit bucket.
 
-Public surface: `create_token`, `require_scope`, `authenticate`, `hash_token`, `SCOPES`.
+Public surface: `create_token`, `find_token`, `list_tokens`, `revoke_token`,
+`check_rate`, `hash_token`, `SCOPES`.
 """
 
 import hashlib
-import math
 import secrets
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Annotated
 
-from fastapi import Depends, HTTPException, status
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from sqlmodel import Session, select
+from sqlmodel import Session, col, or_, select
 
-from backend.api.deps import SessionDep
 from backend.models.api_tokens import ApiToken
+from backend.services.errors import NotFoundError, TooManyRequestsError
 from backend.services.rate_limit import token_buckets
 
-SCOPES = ("metrics:write", "slas:write", "webhooks:write", "admin")
+SCOPES = (
+    "traces:write",
+    "bench:run",
+    "benchmarks:write",
+    "metrics:write",
+    "slas:write",
+    "webhooks:write",
+    "admin",
+)
 TOKEN_PREFIX = "pd_"
 # Writing last_used_at on every push would add a row update per request; a minute is enough.
 _TOUCH_EVERY = timedelta(minutes=1)
-_bearer = HTTPBearer(auto_error=False, description="A perfdash API token (pd_...).")
 
 
 def hash_token(plaintext: str) -> str:
@@ -54,14 +58,12 @@ def create_token(session: Session, name: str, scopes: list[str]) -> tuple[str, A
     return plaintext, row
 
 
-def authenticate(session: Session, plaintext: str, scope: str) -> ApiToken | None:
-    """The live token with `scope` (or `admin`) for this plaintext, else None."""
+def find_token(session: Session, plaintext: str) -> ApiToken | None:
+    """The live (not revoked) token for this plaintext, its last use noted; else None."""
     token = session.exec(
         select(ApiToken).where(ApiToken.token_hash == hash_token(plaintext))
     ).first()
     if token is None or token.revoked_at is not None:
-        return None
-    if scope not in token.scopes and "admin" not in token.scopes:
         return None
     now = datetime.now(UTC)
     last = token.last_used_at
@@ -72,36 +74,39 @@ def authenticate(session: Session, plaintext: str, scope: str) -> ApiToken | Non
     return token
 
 
-def require_scope(scope: str) -> Callable[..., ApiToken]:
-    """A FastAPI dependency that admits a bearer token holding `scope` (401/403 otherwise)."""
-
-    def dependency(
-        session: SessionDep,
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-    ) -> ApiToken:
-        if credentials is None:
-            raise HTTPException(
-                status.HTTP_401_UNAUTHORIZED,
-                "an API token is required: Authorization: Bearer <token>",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        token = authenticate(session, credentials.credentials, scope)
-        if token is None:
-            raise HTTPException(
-                status.HTTP_403_FORBIDDEN, f"the token is unknown, revoked or lacks {scope!r}"
-            )
-        _check_rate(token)
-        return token
-
-    return dependency
+def list_tokens(session: Session) -> list[ApiToken]:
+    """Every token, revoked ones included, oldest first."""
+    return list(session.exec(select(ApiToken).order_by(col(ApiToken.id))).all())
 
 
-def _check_rate(token: ApiToken) -> None:
-    """429 when the token has spent its burst and refill (TOKEN_RATE_PER_S)."""
+def revoke_token(session: Session, key: str) -> ApiToken:
+    """Revoke the token whose id or shown prefix (`pd_...`) is `key`; revoking twice is a no-op.
+
+    Raises:
+        NotFoundError: no token, or more than one, matches.
+    """
+    match = or_(col(ApiToken.prefix) == key.removesuffix("..."))
+    if key.isdigit():
+        match = or_(match, col(ApiToken.id) == int(key))
+    rows = session.exec(select(ApiToken).where(match)).all()
+    if len(rows) != 1:
+        raise NotFoundError(f"{len(rows)} tokens match {key!r}; give the id from `token list`")
+    token = rows[0]
+    if token.revoked_at is None:
+        token.revoked_at = datetime.now(UTC)
+        session.add(token)
+        session.commit()
+    return token
+
+
+def check_rate(token: ApiToken) -> None:
+    """Spend one request of the token's bucket (TOKEN_RATE_PER_S, TOKEN_RATE_BURST).
+
+    Raises:
+        TooManyRequestsError: the bucket is empty.
+    """
     wait_s = token_buckets().take(token.token_hash)
     if wait_s > 0:
-        raise HTTPException(
-            status.HTTP_429_TOO_MANY_REQUESTS,
-            f"token {token.prefix}... is over its rate limit; retry in {wait_s:.1f} s",
-            headers={"Retry-After": str(max(1, math.ceil(wait_s)))},
+        raise TooManyRequestsError(
+            f"token {token.prefix}... is over its rate limit; retry in {wait_s:.1f} s", wait_s
         )

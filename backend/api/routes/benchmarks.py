@@ -1,16 +1,17 @@
 """`/api/v1/benchmarks`, `/benchmark-runs` and `/runners`: specs, re-runs and GPU runners.
 
 Command specs and install hooks execute what they name on the runners, so storing one
-needs an `admin` token; other specs and re-runs are open like uploads until issue 10
-puts auth on every write.
+needs an `admin` token or user, whatever AUTH says; other spec changes need
+`benchmarks:write` or an admin, and re-runs `bench:run` or an uploader (anonymous with
+AUTH=off, like uploads).
 """
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi import APIRouter, Depends, Query, Response, status
 
-from backend.api.deps import Offset, SessionDep
+from backend.api.access import IdentityDep, require
+from backend.api.deps import Offset, SessionDep, SettingsDep
 from backend.models.benchmarks import (
     BenchmarkRunPublic,
     BenchmarkRunsPublic,
@@ -23,27 +24,18 @@ from backend.models.benchmarks import (
     WorkloadKind,
 )
 from backend.services import benchmarks as service
+from backend.services.permissions import (
+    CHANGE_BENCHMARK,
+    CHANGE_RUNNER_CODE,
+    RUN_BENCHMARK,
+    authorize,
+)
 from backend.services.runners import list_runners
-from backend.services.tokens import authenticate
 
 router = APIRouter(prefix="/benchmarks", tags=["benchmarks"])
 runs_router = APIRouter(prefix="/benchmark-runs", tags=["benchmark_runs"])
 runners_router = APIRouter(prefix="/runners", tags=["runners"])
-Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(HTTPBearer(auto_error=False))]
 Limit = Annotated[int, Query(ge=1, le=500)]
-
-
-def _require_admin(session: SessionDep, credentials: Bearer, spec: BenchmarkSpecCreate) -> None:
-    if spec.kind != WorkloadKind.COMMAND and not spec.install:
-        return
-    if credentials is None:
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            "command specs and install hooks need an admin token: Authorization: Bearer <token>",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    if authenticate(session, credentials.credentials, "admin") is None:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "the token is unknown, revoked or not admin")
 
 
 @router.get("")
@@ -53,10 +45,13 @@ def list_specs(session: SessionDep) -> BenchmarkSpecsPublic:
     return BenchmarkSpecsPublic(items=items, count=len(items))
 
 
-@router.post("")
-def upsert_spec(spec: BenchmarkSpecCreate, session: SessionDep, credentials: Bearer) -> SpecChange:
+@router.post("", dependencies=[Depends(require(CHANGE_BENCHMARK))])
+def upsert_spec(
+    spec: BenchmarkSpecCreate, session: SessionDep, settings: SettingsDep, identity: IdentityDep
+) -> SpecChange:
     """Create or update a spec by name; the answer lists the fields that changed."""
-    _require_admin(session, credentials, spec)
+    if spec.kind == WorkloadKind.COMMAND or spec.install:
+        authorize(identity, CHANGE_RUNNER_CODE, settings.auth)
     return service.upsert_spec(session, spec)[1]
 
 
@@ -66,14 +61,22 @@ def get_spec(name: str, session: SessionDep) -> BenchmarkSpecPublic:
     return BenchmarkSpecPublic.model_validate(service.get_spec(session, name), from_attributes=True)
 
 
-@router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{name}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    dependencies=[Depends(require(CHANGE_BENCHMARK))],
+)
 def delete_spec(name: str, session: SessionDep) -> Response:
     """Delete a spec and its runs; metric points already pushed stay."""
     service.delete_spec(session, name)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.post("/{name}/runs", status_code=status.HTTP_202_ACCEPTED)
+@router.post(
+    "/{name}/runs",
+    status_code=status.HTTP_202_ACCEPTED,
+    dependencies=[Depends(require(RUN_BENCHMARK))],
+)
 def request_run(
     name: str, session: SessionDep, body: RunRequestBody | None = None
 ) -> BenchmarkRunPublic:

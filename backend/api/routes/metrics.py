@@ -4,16 +4,16 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Query, status
 
+from backend.api.access import require
 from backend.api.deps import Offset, SessionDep
-from backend.models.api_tokens import ApiToken
 from backend.models.metrics import MetricRunsPublic, SeriesPublic
 from backend.services import metric_reads
 from backend.services.metric_formats import FORMATS, MetricDocumentError
 from backend.services.metric_push import PushResult, push_metrics
-from backend.services.tokens import require_scope
+from backend.services.permissions import PUSH_METRICS
 
 router = APIRouter(prefix="/metrics", tags=["metrics"])
-WriteToken = Annotated[ApiToken, Depends(require_scope("metrics:write"))]
+WriteToken = Annotated[object, Depends(require(PUSH_METRICS))]
 
 
 @router.post("", responses={422: {"description": "Problems with their JSON paths"}})

@@ -4,8 +4,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response, status
 
+from backend.api.access import require
 from backend.api.deps import Offset, SessionDep
-from backend.models.api_tokens import ApiToken
 from backend.models.slas import (
     SPARKLINE_LENGTH,
     SlaCreate,
@@ -15,11 +15,11 @@ from backend.models.slas import (
 )
 from backend.services import metric_reads
 from backend.services import slas as service
+from backend.services.permissions import CHANGE_SLAS
 from backend.services.sla_eval import latest_evaluations
-from backend.services.tokens import require_scope
 
 router = APIRouter(prefix="/slas", tags=["slas"])
-WriteToken = Annotated[ApiToken, Depends(require_scope("slas:write"))]
+WriteToken = Annotated[object, Depends(require(CHANGE_SLAS))]
 
 
 def _public(sla: Any) -> SlaPublic:

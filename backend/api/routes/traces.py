@@ -4,9 +4,10 @@ The kernel stats and summary of a trace are served by `trace_analysis`."""
 
 from typing import Annotated, BinaryIO
 
-from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile, status
+from fastapi import APIRouter, Depends, File, Form, Query, Request, Response, UploadFile, status
 from sqlmodel import Session
 
+from backend.api.access import require
 from backend.api.deps import Offset, SessionDep, SettingsDep
 from backend.core.config import Settings
 from backend.models import (
@@ -18,6 +19,7 @@ from backend.models import (
 )
 from backend.services import traces as service
 from backend.services.errors import TooLargeError
+from backend.services.permissions import DELETE_TRACE, UPLOAD_TRACE
 from backend.services.progress import read_progress
 from backend.services.upload_bundle import bundle_uploads
 
@@ -25,7 +27,9 @@ router = APIRouter(prefix="/traces", tags=["traces"])
 MULTIPART_OVERHEAD = 64 * 1024
 
 
-@router.post("", status_code=status.HTTP_202_ACCEPTED)
+@router.post(
+    "", status_code=status.HTTP_202_ACCEPTED, dependencies=[Depends(require(UPLOAD_TRACE))]
+)
 def upload_trace(
     request: Request,
     session: SessionDep,
@@ -94,7 +98,11 @@ def _public(session: Session, settings: Settings, trace: Trace) -> TracePublic:
     return public
 
 
-@router.delete("/{trace_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{trace_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    dependencies=[Depends(require(DELETE_TRACE))],
+)
 def delete_trace(trace_id: str, session: SessionDep, settings: SettingsDep) -> Response:
     """Delete the trace, its events and its stored bytes."""
     service.delete_trace(session=session, blob_dir=settings.blob_dir, trace_id=trace_id)

@@ -4,14 +4,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response, status
 
+from backend.api.access import require
 from backend.api.deps import SessionDep
-from backend.models.api_tokens import ApiToken
 from backend.models.webhooks import WebhookCreate, WebhookDeliveryPublic, WebhookPublic
 from backend.services import webhooks as service
-from backend.services.tokens import require_scope
+from backend.services.permissions import CHANGE_WEBHOOKS
 
 router = APIRouter(prefix="/webhooks", tags=["webhooks"])
-WriteToken = Annotated[ApiToken, Depends(require_scope("webhooks:write"))]
+WriteToken = Annotated[object, Depends(require(CHANGE_WEBHOOKS))]
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
