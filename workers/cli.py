@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from backend.core.task_names import INGEST_QUEUE
-from workers import cli_bench, cli_ingest, cli_metrics
+from workers import cli_auth, cli_bench, cli_ingest, cli_metrics
 
 log = logging.getLogger("perfdash")
 
@@ -50,6 +50,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     cli_ingest.register(sub)
     cli_metrics.register(sub)
+    cli_auth.register(sub)
     cli_bench.register(sub)
     return parser
 
@@ -72,7 +73,11 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         if not args.no_samples:
             seed_samples()
-        uvicorn.run(build_app(args.host, args.port), host=args.host, port=args.port)
+        # proxy_headers=False: the client address stays the TCP peer, which is what
+        # TRUSTED_PROXIES is checked against (uvicorn would replace it by X-Forwarded-For).
+        uvicorn.run(
+            build_app(args.host, args.port), host=args.host, port=args.port, proxy_headers=False
+        )
     finally:
         if worker is not None:
             worker.terminate()

@@ -1,8 +1,8 @@
-"""`perfdash token|push|sla`: the CI side of metrics and SLAs.
+"""`perfdash push|sla`: the CI side of metrics and SLAs.
 
 `push` and `sla apply` talk to a server over HTTP with a token read from an environment
-variable (never a flag, so it stays out of CI logs); `token create` writes to the
-configured database directly, since it is how the first token comes to exist.
+variable (never a flag, so it stays out of CI logs); tokens come from `perfdash token
+create` (`workers/cli_auth.py`).
 """
 
 from __future__ import annotations
@@ -23,15 +23,7 @@ _RUN_FLAGS = ("project", "commit", "branch", "run_id", "url_field", "benchmark")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the `token`, `push` and `sla` commands to the `perfdash` parser."""
-    token = sub.add_parser("token", help="API tokens").add_subparsers(
-        required=True, metavar="ACTION"
-    )
-    create = token.add_parser("create", help="create a token and print it once")
-    create.add_argument("--scope", action="append", required=True, help="e.g. metrics:write")
-    create.add_argument("--name", default="ci")
-    create.set_defaults(handler=_token_create)
-
+    """Add the `push` and `sla` commands to the `perfdash` parser."""
     push = sub.add_parser("push", help="push a metrics file and print the SLA verdicts")
     push.add_argument("file", type=Path)
     _server_args(push)
@@ -64,29 +56,6 @@ def _server_args(parser: argparse.ArgumentParser) -> None:
         help="resend this many times after a connection error or HTTP 429/502/503/504, "
         "waiting 0.5 s doubling to 30 s, or the server's Retry-After (default 8)",
     )
-
-
-def _token_create(args: argparse.Namespace) -> int:
-    from sqlmodel import Session
-
-    from backend.core.db import get_engine
-    from backend.core.migrate import upgrade_database
-    from backend.services.tokens import create_token
-
-    upgrade_database()
-    try:
-        with Session(get_engine()) as session:
-            plaintext, row = create_token(session, args.name, args.scope)
-    except ValueError as e:
-        print(f"perfdash: {e}", file=sys.stderr)
-        return EXIT_ERROR
-    print(plaintext)
-    print(
-        f"token {row.prefix}... ({row.name}) scopes {', '.join(row.scopes)}; "
-        "it is shown once and stored only as a hash",
-        file=sys.stderr,
-    )
-    return 0
 
 
 def _post(args: argparse.Namespace, path: str, body: Any, params: dict[str, Any]) -> Any:
