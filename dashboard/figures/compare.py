@@ -8,13 +8,12 @@ Public surface: `kernel_delta_figure`.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 
-from dashboard.figures.theme import MONO, base_layout, empty_figure, escape_lines
+from dashboard.figures.theme import MONO, base_layout, empty_figure, escape_lines, plotly_text
 from dashboard.format import format_duration_ns, shorten_kernel_name
 
 __all__ = ["kernel_delta_figure"]
@@ -51,7 +50,7 @@ def kernel_delta_figure(deltas: Sequence[dict[str, Any]], top_n: int = TOP_N) ->
     base_layout(fig, 90 + 30 * len(rows), top=20)
     fig.update_yaxes(
         tickvals=list(range(len(rows))),
-        ticktext=[html.escape(shorten_kernel_name(d["name"])) for d in rows],
+        ticktext=[plotly_text(shorten_kernel_name(d["name"])) for d in rows],
         tickfont={"family": MONO, "size": 12},
         autorange="reversed",
         automargin=True,

@@ -5,7 +5,6 @@ Public surface: `kernel_top_figure`.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -18,6 +17,7 @@ from dashboard.figures.theme import (
     base_layout,
     empty_figure,
     escape_lines,
+    plotly_text,
 )
 from dashboard.format import format_count, format_duration_ns, format_pct, shorten_kernel_name
 
@@ -74,7 +74,7 @@ def kernel_top_figure(items: Sequence[KernelStat], top_n: int = TOP_N) -> go.Fig
     fig.update_layout(bargap=0.3)
     fig.update_yaxes(
         tickvals=list(range(len(top))),
-        ticktext=[html.escape(shorten_kernel_name(k["name"])) for k in top],
+        ticktext=[plotly_text(shorten_kernel_name(k["name"])) for k in top],
         tickfont={"family": MONO, "size": 12},
         autorange="reversed",
         automargin=True,

@@ -10,14 +10,19 @@ Public surface: `roofline_figure`.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 
-from dashboard.figures.theme import PRECISION_COLORS, base_layout, empty_figure, escape_lines
+from dashboard.figures.theme import (
+    PRECISION_COLORS,
+    base_layout,
+    empty_figure,
+    escape_lines,
+    plotly_text,
+)
 from dashboard.format import (
     format_bandwidth,
     format_bytes,
@@ -81,7 +86,7 @@ def _roof_traces(devices: Sequence[JSON], x0: float, x1: float) -> list[go.Scatt
                     line={"color": _roof_color(r["precision"]), "width": 1.5},
                     name=text,
                     legendgroup="roofs",
-                    hovertemplate=f"{html.escape(text)} peak<extra></extra>",
+                    hovertemplate=f"{plotly_text(text)} peak<extra></extra>",
                     showlegend=False,
                 )
             )

@@ -1,6 +1,7 @@
 """One look for every chart: template, fonts, colours, margins and the empty state.
 
-Public surface: `base_layout`, `empty_figure`, `escape_lines`, and the constants below.
+Public surface: `base_layout`, `empty_figure`, `escape_lines`, `plotly_text`, and the
+constants below.
 """
 
 from __future__ import annotations
@@ -34,12 +35,23 @@ PRECISION_COLORS = {
 _HOVER_WIDTH = 90
 
 
+def plotly_text(text: str) -> str:
+    """`text` for a Plotly label, tick or hover: `<`, `>` and `&` escaped, since Plotly reads
+    `<…>` as markup. Quotes stay as they are: they cannot open a tag once `<` is escaped, and
+    Plotly does not decode `&quot;` (a kernel named `"x"` would show `&quot;x&quot;`).
+
+    >>> plotly_text('"><svg onload=alert(1)> & co')
+    '"&gt;&lt;svg onload=alert(1)&gt; &amp; co'
+    """
+    return html.escape(text, quote=False)
+
+
 def escape_lines(text: str, width: int = _HOVER_WIDTH) -> str:
     """Plotly reads `<…>` as markup: escape it, and wrap so a long name fits a hover box."""
     lines = textwrap.wrap(
         text, width, drop_whitespace=False, break_long_words=True, break_on_hyphens=False
     )
-    return "<br>".join(html.escape(line) for line in lines)
+    return "<br>".join(plotly_text(line) for line in lines)
 
 
 def base_layout(fig: go.Figure, height: int, top: int = 10) -> None:
@@ -62,7 +74,7 @@ def empty_figure(message: str) -> go.Figure:
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     fig.add_annotation(
-        text=html.escape(message),
+        text=plotly_text(message),
         showarrow=False,
         xref="paper",
         yref="paper",

@@ -11,7 +11,6 @@ Public surface: `timeline_figure`, `overview_figure`, `CATEGORY_COLORS`, `ns_to_
 
 from __future__ import annotations
 
-import html
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from dashboard.clients.timeline import Lane, Overview, TimelineItem, TimelineWindow
+from dashboard.figures.theme import plotly_text
 from dashboard.format import format_bytes, format_count, format_duration_ns
 
 __all__ = [
@@ -72,8 +72,8 @@ def ms_to_ns(ms: float, origin: int) -> int:
 
 
 def _hover(item: TimelineItem, lane: str) -> str:
-    name = html.escape(item["name"][:_NAME_CHARS])
-    lines = [f"<b>{name}</b>", html.escape(lane)]
+    name = plotly_text(item["name"][:_NAME_CHARS])
+    lines = [f"<b>{name}</b>", plotly_text(lane)]
     if item["id"] is None:
         busy = item["busy_ns"] / item["dur_ns"] if item["dur_ns"] else 1.0
         lines.append(
@@ -163,7 +163,7 @@ def timeline_figure(window: TimelineWindow, search: str = "") -> go.Figure:
     )
     fig.update_yaxes(
         tickvals=list(range(len(lanes))),
-        ticktext=[html.escape(lane["label"]) for lane in lanes],
+        ticktext=[plotly_text(lane["label"]) for lane in lanes],
         range=[len(lanes) - 0.5, -0.5],
         fixedrange=True,
         automargin=True,

@@ -21,6 +21,13 @@ def cpu_op(name: str, ts_us: float, dur_us: float, ext: int, **args: Any) -> dic
             "dur": dur_us, "args": {"External id": ext, **args}}  # fmt: skip
 
 
+def launch(ts_us: float, dur_us: float, correlation: int) -> dict[str, Any]:
+    """A `cudaLaunchKernel` runtime call; inside a CPU op's span it ties that op to the kernel
+    with the same `correlation`."""
+    return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+            "ts": ts_us, "dur": dur_us, "args": {"correlation": correlation}}  # fmt: skip
+
+
 def step(n: int, ts_us: float, dur_us: float) -> dict[str, Any]:
     """A `ProfilerStep#n` annotation."""
     return {"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{n}", "pid": 1,
