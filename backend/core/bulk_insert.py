@@ -27,10 +27,12 @@ def bulk_insert(
     rows: Iterable[tuple[Any, ...]],
     *,
     on_batch: Callable[[int], None] | None = None,
+    sink: Callable[[list[tuple[Any, ...]]], None] | None = None,
 ) -> int:
     """Insert `rows` (tuples in `columns` order) into `table`; return how many.
 
-    `on_batch(total_so_far)` runs after each batch of `BATCH_SIZE` (progress reporting).
+    `on_batch(total_so_far)` runs after each batch of `BATCH_SIZE` (progress reporting);
+    `sink(batch)` receives each written batch (what else is computed from the rows).
     `table` and `columns` come from code, never from input.
     """
     names = ", ".join(columns)
@@ -51,6 +53,8 @@ def bulk_insert(
                         copy.write_row(row)
             else:
                 cursor.executemany(sql, batch)
+            if sink:
+                sink(batch)
             total += len(batch)
             if on_batch:
                 on_batch(total)

@@ -17,7 +17,7 @@ Public surface: `Coverage`, `Gap`, `find_gaps`, `RULE`, `MIN_GAP_NS`.
 """
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 
@@ -90,7 +90,7 @@ def find_gaps(
     events: Sequence[tuple[int, int, str, int, int | None]],
     blocks: Sequence[Block],
     rank: int | None,
-    launches: dict[tuple[int | None, int], Launch],
+    launches: Mapping[tuple[int | None, int], Launch],
     runtime: dict[tuple[int | None, int | None, int | None], Coverage],
     sync: dict[tuple[int | None, int | None, int | None], Coverage],
 ) -> list[Gap]:

@@ -1,18 +1,16 @@
 """Timeline level-of-detail index, built inside the ingest transaction (owner: timeline, #7).
 
-One streaming pass reads the trace's events back (only the columns it needs, in the
-order of the (trace_id, kind, start_ns) index), groups them by lane, and writes:
-the lane table, the busy-block pyramid of every lane (`timeline_pyramid`), the long
-events, the GPU idle gaps with their causes (`timeline_gaps`) and the name table used
-by search. Everything is replaced on re-ingest, so the index always matches the events.
+From what `TimelineCollector` gathered while the events were inserted (or, for a rebuild,
+from one streaming read of the stored events), writes: the lane table, the busy-block
+pyramid of every lane (`timeline_pyramid`), the long events, the GPU idle gaps with their
+causes (`timeline_gaps`) and the name table used by search. Everything is replaced on
+re-ingest, so the index always matches the events.
 
-Public surface: `build_timeline_index`.
+Public surface: `write_timeline_index`, `build_timeline_index`.
 """
 
 import heapq
-import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
@@ -31,24 +29,22 @@ from backend.models.timeline import (
     table_of,
 )
 from backend.services import timeline_lanes as lanes_mod
-from backend.services.timeline_gaps import Coverage, Gap, Launch, find_gaps
-from backend.services.timeline_lanes import DEVICE, GPU, KIND_FAMILY, LaneKey
+from backend.services.timeline_collect import Collected, Row, TimelineCollector
+from backend.services.timeline_gaps import Coverage, Gap, find_gaps
+from backend.services.timeline_lanes import DEVICE, GPU, LaneKey
 from backend.services.timeline_pyramid import (
-    LONG_NS,
     Block,
     first_level,
     length_class,
     level_count,
     next_level,
 )
-from ingest.classify import is_communication_name
 
-Row = tuple[int, int, str, int, int | None]  # start, end, name, event id, correlation
-Thread = tuple[int | None, int | None, int | None]
 _BATCH = 20_000
+# The stored events in `event_store.COLUMNS` order, as `TimelineCollector.add` reads them.
 _SCAN_SQL = (
-    "SELECT kind, name, start_ns, dur_ns, id, correlation, rank, device, stream, pid, tid "
-    "FROM events WHERE trace_id = {}"
+    "SELECT id, trace_id, kind, name, start_ns, dur_ns, rank, device, stream, pid, tid, "
+    "correlation FROM events WHERE trace_id = {}"
 )
 _TABLES: tuple[type[SQLModel], ...] = (
     TimelineBlock,
@@ -59,42 +55,34 @@ _TABLES: tuple[type[SQLModel], ...] = (
 )
 
 
-@dataclass
-class _Scan:
-    """What one pass over the events collects."""
-
-    lanes: dict[LaneKey, list[Row]] = field(default_factory=dict)
-    names: dict[tuple[str, str], list[int]] = field(default_factory=dict)
-    launches: dict[tuple[int | None, int], Launch] = field(default_factory=dict)
-    runtime: dict[Thread, list[tuple[int, int]]] = field(default_factory=dict)
-    sync: dict[Thread, list[tuple[int, int]]] = field(default_factory=dict)
-    comm: dict[LaneKey, int] = field(default_factory=dict)
-    first_kernel: dict[LaneKey, int] = field(default_factory=dict)  # event id, for its queue
-    longs: list[tuple[int, LaneKey, int, int]] = field(default_factory=list)
-    multi_rank: bool = False
-
-
 def build_timeline_index(conn: Connection, trace_id: str) -> None:
-    """Precompute what the timeline API reads, after the trace's events are inserted.
+    """Rebuild the index from the trace's stored events (the ingest uses
+    `write_timeline_index` with what it collected while inserting them)."""
+    collector = TimelineCollector()
+    for batch in _driver_batches(conn, _SCAN_SQL, trace_id):
+        collector.add(batch)
+    write_timeline_index(conn, trace_id, collector.finish())
+
+
+def write_timeline_index(conn: Connection, trace_id: str, scan: Collected) -> None:
+    """Replace the trace's index with one built from `scan`.
 
     Args:
         conn: the ingest transaction's connection (the index commits with the events).
         trace_id: the trace whose events were just inserted.
+        scan: what `TimelineCollector` gathered from those events.
     """
     for table in _TABLES:
         conn.execute(delete(table_of(table)).where(table_of(table).c.trace_id == trace_id))
-    scan = _scan(conn, trace_id)
     if not scan.lanes:
         return
-    for rows in scan.lanes.values():
-        rows.sort()
     keys = sorted(scan.lanes, key=lanes_mod.sort_key)
     devices = _device_lanes(scan.lanes)
     lane_ids = {key: i for i, key in enumerate([*keys, *devices])}
     span = max(r[-1][1] for r in scan.lanes.values()) - min(r[0][0] for r in scan.lanes.values())
     levels = level_count(span)
     queues = _queues(conn, [scan.first_kernel[k] for k in keys if k in scan.first_kernel])
-    scan.multi_rank = len({k.rank for k in keys if k.rank is not None}) > 1
+    multi_rank = len({k.rank for k in keys if k.rank is not None}) > 1
     runtime = {t: Coverage(iv) for t, iv in scan.runtime.items()}
     sync = {t: Coverage(iv) for t, iv in scan.sync.items()}
     lane_rows: list[dict[str, Any]] = []
@@ -106,7 +94,7 @@ def build_timeline_index(conn: Connection, trace_id: str) -> None:
         # A device lane only feeds the overview, which never reads level 1.
         stored = pyramid[1:] if key.family == DEVICE and len(pyramid) > 1 else pyramid
         block_rows.extend(_block_rows(trace_id, lane, stored, 1 + len(pyramid) - len(stored)))
-        lane_rows.append(_lane_row(trace_id, lane, key, events, pyramid, scan, queues))
+        lane_rows.append(_lane_row(trace_id, lane, key, events, pyramid, scan, queues, multi_rank))
         if key.family == GPU:
             gaps = find_gaps(events, pyramid[0], key.rank, scan.launches, runtime, sync)
             gap_rows.extend(_gap_row(trace_id, lane, g) for g in gaps)
@@ -130,54 +118,6 @@ def _gap_row(trace_id: str, lane: int, gap: Gap) -> dict[str, Any]:
         "launch_event_id": gap.launch_event_id, "cpu_runtime_ns": gap.cpu_runtime_ns,
         "cpu_sync_ns": gap.cpu_sync_ns,
     }  # fmt: skip
-
-
-def _scan(conn: Connection, trace_id: str) -> _Scan:
-    scan, interned, sync_names = _Scan(), dict[str, str](), dict[str, bool]()
-    result = _driver_rows(conn, _SCAN_SQL, trace_id)
-    for kind, name, start, dur, id_, corr, rank, device, stream, pid, tid in result:
-        family = KIND_FAMILY.get(kind)
-        if family is None:
-            continue
-        name = interned.setdefault(name, sys.intern(name) if len(interned) < 100_000 else name)
-        a, b = (device, stream) if family in lanes_mod.GPU_FAMILIES else (pid, tid)
-        key = LaneKey(family, rank, a, b)
-        end = start + dur
-        rows = scan.lanes.get(key)
-        if rows is None:
-            rows = scan.lanes[key] = []
-        rows.append((start, end, name, id_, corr))
-        _count_name(scan.names, kind, name, start, dur)
-        if dur > LONG_NS:
-            scan.longs.append((id_, key, start, end))
-        if kind == "kernel":
-            scan.first_kernel.setdefault(key, id_)
-            if is_communication_name(name):
-                scan.comm[key] = scan.comm.get(key, 0) + 1
-        elif kind == "runtime":
-            thread = (rank, pid, tid)
-            scan.runtime.setdefault(thread, []).append((start, end))
-            if corr is not None:
-                scan.launches[(rank, corr)] = Launch(id_, start, end, thread)
-            is_sync = sync_names.get(name)
-            if is_sync is None:
-                is_sync = sync_names[name] = lanes_mod.is_sync_call(name)
-            if is_sync:
-                scan.sync.setdefault(thread, []).append((start, end))
-    return scan
-
-
-def _count_name(
-    names: dict[tuple[str, str], list[int]], kind: str, name: str, s: int, d: int
-) -> None:
-    stats = names.get((kind, name))
-    if stats is None:
-        names[(kind, name)] = [1, d, s, s + d]
-        return
-    stats[0] += 1
-    stats[1] += d
-    stats[2] = min(stats[2], s)
-    stats[3] = max(stats[3], s + d)
 
 
 def _device_lanes(lanes: dict[LaneKey, list[Row]]) -> dict[LaneKey, list[Row]]:
@@ -214,8 +154,9 @@ def _lane_row(
     key: LaneKey,
     events: list[Row],
     pyramid: list[list[Block]],
-    scan: _Scan,
+    scan: Collected,
     queues: dict[int, object],
+    multi_rank: bool,
 ) -> dict[str, Any]:
     comm = key in scan.comm and 2 * scan.comm[key] >= len(events)
     first_kernel = scan.first_kernel.get(key)
@@ -224,7 +165,7 @@ def _lane_row(
     return {
         "trace_id": trace_id, "lane": lane, "family": key.family,
         "label": lanes_mod.lane_label(
-            key, communication=comm, queue=queue, show_rank=scan.multi_rank
+            key, communication=comm, queue=queue, show_rank=multi_rank
         )[:200],
         "rank": key.rank, "device": key.a if gpu else None, "stream": key.b if gpu else None,
         "pid": None if gpu else key.a, "tid": None if gpu else key.b,
@@ -262,16 +203,16 @@ def _name_rows(trace_id: str, names: dict[tuple[str, str], list[int]]) -> Iterat
         }  # fmt: skip
 
 
-def _driver_rows(conn: Connection, sql: str, trace_id: str) -> Iterator[tuple[Any, ...]]:
-    """Rows straight from the driver: SQLAlchemy's row objects cost ~7 µs per event here.
-    PostgreSQL streams through a server-side cursor, so memory stays one batch."""
+def _driver_batches(conn: Connection, sql: str, trace_id: str) -> Iterator[list[tuple[Any, ...]]]:
+    """Batches of rows straight from the driver: SQLAlchemy's row objects cost ~7 µs per
+    event here. PostgreSQL streams through a server-side cursor, so memory stays one batch."""
     dbapi: Any = conn.connection.driver_connection
     postgres = conn.dialect.name == "postgresql"
     cursor = dbapi.cursor(name="timeline_scan") if postgres else dbapi.cursor()
     try:
         cursor.execute(sql.format("%s" if postgres else "?"), (trace_id,))
         while batch := cursor.fetchmany(_BATCH):
-            yield from batch
+            yield batch
     finally:
         cursor.close()
 

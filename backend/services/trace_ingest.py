@@ -4,7 +4,10 @@ Called by the `ingest_trace` Celery task. Idempotent: a redelivered task either 
 trace already ready or replaces whatever a killed attempt left, inside one transaction.
 """
 
+import gc
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import delete, or_, update
@@ -17,7 +20,8 @@ from backend.services.blob_store import blob_path
 from backend.services.event_store import insert_events
 from backend.services.kernel_stats import store_kernel_stats
 from backend.services.progress import ProgressReporter
-from backend.services.timeline_index import build_timeline_index
+from backend.services.timeline_collect import TimelineCollector
+from backend.services.timeline_index import write_timeline_index
 from ingest import PARSER_VERSION, SCHEMA_VERSION, IngestError, parse_file
 from ingest.analysis import TraceAnalysis
 from ingest.tools import ExternalTools
@@ -54,7 +58,7 @@ def ingest_trace(
         return None
     progress = ProgressReporter(engine, settings, trace_id)
     try:
-        with engine.begin() as conn:
+        with _gc_paused(), engine.begin() as conn:
             _load(conn, trace_id, settings, sha, name, progress)
     except IngestError as e:
         _mark_failed(engine, trace_id, str(e))
@@ -94,8 +98,9 @@ def _load(
     def on_batch(events: int) -> None:
         progress.update(bytes_done=report.bytes_done, bytes_total=report.bytes_total, events=events)
 
-    analysis = TraceAnalysis()
-    insert_events(conn, trace_id, analysis.feed(parsed.events), on_batch=on_batch)
+    analysis, timeline = TraceAnalysis(), TimelineCollector()
+    events = analysis.feed(parsed.events)
+    insert_events(conn, trace_id, events, on_batch=on_batch, sink=timeline.add)
     stats = analysis.stats
     progress.update(
         bytes_done=report.bytes_total,
@@ -103,7 +108,7 @@ def _load(
         events=analysis.events,
         force=True,
     )
-    build_timeline_index(conn, trace_id)
+    write_timeline_index(conn, trace_id, timeline.finish())
     summary = analysis.summary(parsed.meta)  # first: it resolves each kernel's launching op
     store_kernel_stats(
         conn, trace_id=trace_id, kernels=stats.kernels(), groups=analysis.kernel_groups()
@@ -132,6 +137,24 @@ def _load(
             updated_at=_now(),
         )
     )
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Hold off Python's cyclic garbage collector while a trace loads.
+
+    The load keeps millions of small tuples alive (the timeline index's lane rows), and
+    every generation-2 collection walks all of them: on a 1 M-event nsys export that was
+    a quarter of the ingest time. The load makes no reference cycles per event, so nothing piles up;
+    the collector is re-enabled (if it was on) as soon as the load ends, failed or not.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def claim_trace(engine: Engine, trace_id: str, *, lease_s: int) -> bool:

@@ -1,0 +1,212 @@
+"""What the timeline index needs from a trace's events, collected while they are inserted.
+
+The ingest hands every batch of event rows it has just written (`event_store.COLUMNS`
+order, ids included) to `TimelineCollector.add`, so the index never reads the events back.
+Per batch, rows are grouped by (kind, rank, device, stream, pid, tid) and kept as columns;
+everything per event that the index needs (lane rows, name counts, launches, runtime and
+sync intervals, long events) is then computed per group from those columns at `finish`,
+mostly inside C-level builtins (`map`, `zip`, `sorted`, `dict`), not a Python loop per row.
+
+The result does not depend on the order rows arrive in: a lane's "first" kernel is its
+earliest (start, id), and when two runtime calls share a (rank, correlation), the launch
+is the latest (start, id) one, which is what the former read-back in
+(trace_id, kind, start_ns) index order gave on SQLite.
+
+Public surface: `TimelineCollector`, `Collected`, `Row`, `Thread`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import chain, compress, groupby, repeat
+from operator import add, itemgetter
+from typing import Any
+
+from backend.services import timeline_lanes as lanes_mod
+from backend.services.timeline_gaps import Launch
+from backend.services.timeline_lanes import KIND_FAMILY, LaneKey
+from backend.services.timeline_pyramid import LONG_NS
+from ingest.classify import is_communication_name
+
+Row = tuple[int, int, str, int, int | None]  # start, end, name, event id, correlation
+Thread = tuple[int | None, int | None, int | None]  # rank, pid, tid
+LaunchKey = tuple[int | None, int]  # rank, correlation
+# Positions in an event row (`event_store.COLUMNS`).
+_ID, _KIND, _NAME, _START, _DUR, _RANK, _DEVICE, _STREAM, _PID, _TID, _CORR = (
+    0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+)  # fmt: skip
+_GROUP_KEY = itemgetter(_KIND, _RANK, _DEVICE, _STREAM, _PID, _TID)
+_COLUMNS = tuple(itemgetter(i) for i in (_START, _DUR, _NAME, _ID, _CORR))
+GroupKey = tuple[str, int | None, int | None, int | None, int | None, int | None]
+
+
+class _Group:
+    """The rows of one (kind, rank, device, stream, pid, tid), as columns."""
+
+    __slots__ = ("corrs", "durs", "ids", "names", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.durs: list[int] = []
+        self.names: list[str] = []
+        self.ids: list[int] = []
+        self.corrs: list[int | None] = []
+
+    def extend(self, rows: list[tuple[Any, ...]]) -> None:
+        columns: tuple[list[Any], ...] = (self.starts, self.durs, self.names, self.ids, self.corrs)
+        for column, get in zip(columns, _COLUMNS, strict=True):
+            column.extend(map(get, rows))
+
+    def ends(self) -> Iterator[int]:
+        return map(add, self.starts, self.durs)
+
+
+class _Launches(Mapping[LaunchKey, Launch]):
+    """Launch of each (rank, correlation), built only for the keys a gap asks about."""
+
+    def __init__(self, calls: dict[LaunchKey, tuple[int, int, int, Thread]]) -> None:
+        self._calls = calls  # (rank, corr) -> (event id, start, end, thread)
+
+    def __getitem__(self, key: LaunchKey) -> Launch:
+        return Launch(*self._calls[key])
+
+    def __iter__(self) -> Iterator[LaunchKey]:
+        return iter(self._calls)
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+
+@dataclass
+class Collected:
+    """Everything the index build reads, per lane and per thread."""
+
+    lanes: dict[LaneKey, list[Row]] = field(default_factory=dict)  # sorted rows
+    names: dict[tuple[str, str], list[int]] = field(
+        default_factory=dict
+    )  # count, total, first, last
+    launches: Mapping[LaunchKey, Launch] = field(default_factory=dict)
+    runtime: dict[Thread, list[tuple[int, int]]] = field(default_factory=dict)
+    sync: dict[Thread, list[tuple[int, int]]] = field(default_factory=dict)
+    comm: dict[LaneKey, int] = field(default_factory=dict)  # communication kernels per lane
+    first_kernel: dict[LaneKey, int] = field(default_factory=dict)  # event id, for its queue
+    longs: list[tuple[int, LaneKey, int, int]] = field(default_factory=list)  # id, lane, s, e
+
+
+class TimelineCollector:
+    """Feed batches of event rows with `add`; `finish` returns what the index is built from."""
+
+    def __init__(self) -> None:
+        self._groups: dict[GroupKey, _Group] = {}
+
+    def add(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Account for a batch of event rows (`event_store.COLUMNS` order)."""
+        batch: dict[GroupKey, list[tuple[Any, ...]]] = {}
+        for key, run in groupby(rows, _GROUP_KEY):  # rows of one lane mostly come in runs
+            found = batch.get(key)
+            if found is None:
+                batch[key] = list(run)
+            else:
+                found.extend(run)
+        groups = self._groups
+        for key, members in batch.items():
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = _Group()
+            group.extend(members)
+
+    def finish(self) -> Collected:
+        """Lanes (rows sorted), names, launches, thread intervals and long events."""
+        out = Collected()
+        by_lane: dict[LaneKey, list[_Group]] = {}
+        calls: list[tuple[int | None, Thread, _Group]] = []
+        comm_names: dict[str, bool] = {}
+        sync_names: dict[str, bool] = {}
+        first_kernel: dict[LaneKey, tuple[int, int]] = {}  # (start, id)
+        for (kind, rank, device, stream, pid, tid), group in self._groups.items():
+            family = KIND_FAMILY.get(kind)
+            if family is None:
+                continue  # not drawn (memory instants)
+            gpu = family in lanes_mod.GPU_FAMILIES
+            key = LaneKey(family, rank, device if gpu else pid, stream if gpu else tid)
+            by_lane.setdefault(key, []).append(group)
+            _count_names(out.names, kind, group)
+            out.longs.extend(_longs(group, key))
+            if kind == "kernel":
+                first = min(zip(group.starts, group.ids, strict=True))
+                if key not in first_kernel or first < first_kernel[key]:
+                    first_kernel[key] = first
+                for name in set(group.names) - comm_names.keys():
+                    comm_names[name] = is_communication_name(name)
+                out.comm[key] = out.comm.get(key, 0) + sum(map(comm_names.__getitem__, group.names))
+            elif kind == "runtime":
+                thread = (rank, pid, tid)
+                calls.append((rank, thread, group))
+                out.runtime.setdefault(thread, []).extend(
+                    zip(group.starts, group.ends(), strict=True)
+                )
+                for name in set(group.names) - sync_names.keys():
+                    sync_names[name] = lanes_mod.is_sync_call(name)
+                is_sync = map(sync_names.__getitem__, group.names)
+                synced = list(compress(zip(group.starts, group.ends(), strict=True), is_sync))
+                if synced:
+                    out.sync.setdefault(thread, []).extend(synced)
+        for key, groups in by_lane.items():
+            rows = chain.from_iterable(
+                zip(g.starts, g.ends(), g.names, g.ids, g.corrs, strict=True) for g in groups
+            )
+            out.lanes[key] = sorted(rows)
+        out.first_kernel = {key: event_id for key, (_, event_id) in first_kernel.items()}
+        out.launches = _Launches(_launch_calls(calls))
+        self._groups = {}
+        return out
+
+
+def _count_names(names: dict[tuple[str, str], list[int]], kind: str, group: _Group) -> None:
+    """Count, total duration, first start and last end per (kind, name)."""
+    for name, start, dur in zip(group.names, group.starts, group.durs, strict=True):
+        stats = names.get((kind, name))
+        end = start + dur
+        if stats is None:
+            names[(kind, name)] = [1, dur, start, end]
+            continue
+        stats[0] += 1
+        stats[1] += dur
+        if start < stats[2]:
+            stats[2] = start
+        if end > stats[3]:
+            stats[3] = end
+
+
+def _longs(group: _Group, key: LaneKey) -> Iterable[tuple[int, LaneKey, int, int]]:
+    long = map(LONG_NS.__lt__, group.durs)
+    for event_id, start, end in compress(
+        zip(group.ids, group.starts, group.ends(), strict=True), long
+    ):
+        yield event_id, key, start, end
+
+
+def _launch_calls(
+    calls: list[tuple[int | None, Thread, _Group]],
+) -> dict[LaunchKey, tuple[int, int, int, Thread]]:
+    """(rank, correlation) -> (id, start, end, thread) of the runtime call with that
+    correlation; the latest (start, id) one when several share it."""
+    out: dict[tuple[int | None, int | None], tuple[int, int, int, Thread]] = {}
+    correlated = 0
+    for rank, thread, g in calls:
+        keys = zip(repeat(rank), g.corrs, strict=False)
+        values = zip(g.ids, g.starts, g.ends(), repeat(thread), strict=False)
+        out.update(zip(keys, values, strict=True))
+        correlated += len(g.corrs) - g.corrs.count(None)
+    for rank, _, _ in calls:
+        out.pop((rank, None), None)
+    if len(out) == correlated:  # every correlation id is unique: no tie to break
+        return out  # type: ignore[return-value]  # no None correlation is left
+    ordered = sorted(
+        (start, event_id, rank, corr, end, thread)
+        for rank, thread, g in calls
+        for start, event_id, corr, end in zip(g.starts, g.ids, g.corrs, g.ends(), strict=True)
+        if corr is not None
+    )
+    return {(r, c): (i, s, e, t) for s, i, r, c, e, t in ordered}
