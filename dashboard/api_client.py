@@ -2,10 +2,12 @@
 
 The dashboard is a client of the API like any CI job, so it never imports the backend's
 models or database. Every call has a timeout and raises `ApiError` with the API's
-`detail`, which pages show as is.
+`detail`, which pages show as is. Inside a page request, every call carries the
+browser's `Cookie` and `X-CSRFToken` headers, so the API sees the signed-in user (and
+checks their role and CSRF token) exactly as if the browser had called it.
 
 Public surface: `ApiClient`, `ApiError`, `current_client`, `install_client`, and the
-response shapes `Trace`, `TraceList`, `KernelStat`, `KernelStats`, `TraceAccepted`.
+response shapes `Trace`, `TraceList`, `KernelStat`, `KernelStats`, `TraceAccepted`, `Me`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = [
     "ApiError",
     "KernelStat",
     "KernelStats",
+    "Me",
     "Trace",
     "TraceAccepted",
     "TraceList",
@@ -30,6 +33,9 @@ __all__ = [
 TraceStatus = Literal["queued", "processing", "ready", "failed"]
 _CONFIG_KEY = "PERFDASH_API_CLIENT"
 _PREFIX = "/api/v1"
+# What identifies the browser's user to the API: the session cookie, and the CSRF token
+# Dash's renderer copies from the `_csrf_token` cookie into every callback request.
+_FORWARDED_HEADERS = ("Cookie", "X-CSRFToken")
 
 
 class Device(TypedDict, total=False):
@@ -85,6 +91,15 @@ class TraceAccepted(TypedDict):
     duplicate: bool
 
 
+class Me(TypedDict):
+    auth: str
+    kind: str | None
+    name: str | None
+    role: str | None
+    scopes: list[str]
+    csrf_token: str | None
+
+
 class ApiError(Exception):
     """The API answered with an error, or could not be reached (`status` is None)."""
 
@@ -117,15 +132,24 @@ class ApiClient:
         self._timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 3.0))
         self._upload_timeout = httpx.Timeout(upload_timeout_s, connect=min(timeout_s, 3.0))
 
-    def _request(self, method: str, path: str, *, upload: bool = False, **kwargs: Any) -> Any:
+    def _send(
+        self, method: str, path: str, *, upload: bool = False, **kwargs: Any
+    ) -> httpx.Response:
+        """The one place requests leave: the browser's identity on, errors as ApiError."""
         timeout = self._upload_timeout if upload else self._timeout
         try:
-            with httpx.Client(base_url=self.base_url, timeout=timeout) as client:
+            with httpx.Client(
+                base_url=self.base_url, timeout=timeout, headers=_browser_identity()
+            ) as client:
                 response = client.request(method, _PREFIX + path, **kwargs)
         except httpx.HTTPError as e:
             raise ApiError(None, f"cannot reach the API at {self.base_url}: {e}") from e
         if response.is_error:
             raise ApiError(response.status_code, _detail(response))
+        return response
+
+    def _request(self, method: str, path: str, *, upload: bool = False, **kwargs: Any) -> Any:
+        response = self._send(method, path, upload=upload, **kwargs)
         return None if response.status_code == 204 else response.json()
 
     def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
@@ -138,14 +162,11 @@ class ApiClient:
 
     def get_text(self, path: str, params: dict[str, Any] | None = None) -> str:
         """GET a non-JSON body (Markdown, CSV) from `/api/v1{path}`."""
-        try:
-            with httpx.Client(base_url=self.base_url, timeout=self._timeout) as client:
-                response = client.get(_PREFIX + path, params=params)
-        except httpx.HTTPError as e:
-            raise ApiError(None, f"cannot reach the API at {self.base_url}: {e}") from e
-        if response.is_error:
-            raise ApiError(response.status_code, _detail(response))
-        return response.text
+        return self._send("GET", path, params=params).text
+
+    def me(self) -> Me:
+        """Who the API takes the browser's user to be (name, role, CSRF token)."""
+        return cast(Me, self._request("GET", "/me"))
 
     def list_traces(self, *, limit: int = 50, offset: int = 0) -> TraceList:
         """Traces, newest first."""
@@ -173,6 +194,14 @@ class ApiClient:
     def delete_trace(self, trace_id: str) -> None:
         """Delete a trace and everything derived from it."""
         self._request("DELETE", f"/traces/{trace_id}")
+
+
+def _browser_identity() -> dict[str, str]:
+    """The browser's session headers when called while serving a page or callback."""
+    if not flask.has_request_context():
+        return {}
+    headers = flask.request.headers
+    return {name: headers[name] for name in _FORWARDED_HEADERS if name in headers}
 
 
 def install_client(server: flask.Flask, client: ApiClient) -> None:

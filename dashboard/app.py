@@ -1,7 +1,8 @@
 """The Dash app shell: navbar, page container, and the API client pages read through.
 
 `workers/serve.py` mounts `create_dash_app(api_url).server` at `/` inside the API app;
-the pages in `dashboard/pages` then fetch everything from `api_url` over HTTP.
+the pages in `dashboard/pages` then fetch everything from `api_url` over HTTP. The shell
+is built per page load, so the navbar can show who is signed in (`GET /api/v1/me`).
 
 Public surface: `create_dash_app`.
 """
@@ -11,9 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import dash
+import flask
 from dash import dcc, html
+from dash.development.base_component import Component
 
-from dashboard.api_client import ApiClient, install_client
+from dashboard.api_client import ApiClient, ApiError, Me, current_client, install_client
 
 __all__ = ["create_dash_app"]
 
@@ -23,8 +26,42 @@ ASSETS_DIR = HERE / "assets"
 API_DOCS_PATH = "/docs"
 
 
-def _navbar() -> html.Header:
-    """Links to every page without path variables, plus the API's own docs."""
+def _who() -> Me | None:
+    """The signed-in user while serving a page load; None otherwise or if the API is down."""
+    if not flask.has_request_context():
+        return None
+    try:
+        return current_client().me()
+    except ApiError:
+        return None
+
+
+def _user_box(me: Me | None) -> html.Div | None:
+    """Who is signed in and their role; with AUTH=password a sign-out button (a plain form
+    POST to /logout carrying the session's CSRF token)."""
+    if me is None or me["kind"] != "user":
+        return None
+    parts: list[Component] = [
+        html.Span(me["name"], className="nav-user-name"),
+        html.Span(me["role"], className="nav-user-role"),
+    ]
+    if me["auth"] == "password":
+        parts.append(
+            html.Form(
+                [
+                    dcc.Input(type="hidden", name="csrf_token", value=me["csrf_token"]),
+                    html.Button("Log out", type="submit", className="nav-logout"),
+                ],
+                action="/logout",
+                method="POST",
+                className="nav-logout-form",
+            )
+        )
+    return html.Div(parts, className="nav-user")
+
+
+def _navbar(me: Me | None = None) -> html.Header:
+    """Links to every page without path variables, the API's own docs, and the user."""
     pages = [p for p in dash.page_registry.values() if not p.get("path_template")]
     links = [
         dcc.Link(p["name"], href=p["relative_path"], className="nav-link")
@@ -36,6 +73,7 @@ def _navbar() -> html.Header:
             [
                 dcc.Link("perfdash", href="/", className="brand"),
                 html.Div([*links, docs], className="nav-links"),
+                _user_box(me),
             ],
             className="nav-inner",
         ),
@@ -56,7 +94,13 @@ def create_dash_app(api_url: str) -> dash.Dash:
         requests_pathname_prefix="/",
     )
     install_client(app.server, ApiClient(api_url))
-    app.layout = html.Div(
-        [_navbar(), html.Main(dash.page_container, className="container")], className="shell"
-    )
+    app.layout = _shell
     return app
+
+
+def _shell() -> html.Div:
+    """The page frame, built on each page load (not on navigation within the app)."""
+    return html.Div(
+        [_navbar(_who()), html.Main(dash.page_container, className="container")],
+        className="shell",
+    )

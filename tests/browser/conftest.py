@@ -115,9 +115,10 @@ def _spawn(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.P
         )
 
 
-def _serve(tmp_path: Path, *extra: str) -> Iterator[Server]:
+def _serve(tmp_path: Path, *extra: str, settings: dict[str, str] | None = None) -> Iterator[Server]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PERFDASH_")}
     env["PERFDASH_DATA_DIR"] = str(tmp_path / "var")
+    env.update({f"PERFDASH_{k.upper()}": v for k, v in (settings or {}).items()})
     port = _free_port()
     log_path = tmp_path / "serve.log"
     process = _spawn(["serve", "--port", str(port), "--no-samples", *extra], env, log_path)
@@ -139,6 +140,27 @@ def perfdash_server(tmp_path: Path) -> Iterator[Server]:
 def server_without_worker(tmp_path: Path) -> Iterator[Server]:
     """The same with `--no-worker`, so uploads stay queued until a test starts a worker."""
     yield from _serve(tmp_path, "--no-worker")
+
+
+@pytest.fixture
+def serve_with(tmp_path: Path) -> Iterator[Callable[..., Server]]:
+    """`serve_with(*args, **settings)`: `perfdash serve --no-samples` with PERFDASH_<KEY>
+    settings (e.g. auth="password"); every server started is stopped after the test."""
+    with contextlib.ExitStack() as stack:
+
+        def start(*extra: str, **settings: str) -> Server:
+            served = contextlib.contextmanager(_serve)(tmp_path, *extra, settings=settings)
+            return stack.enter_context(served)
+
+        yield start
+
+
+def perfdash(server: Server, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run a `perfdash` command (e.g. `user add`) on a server's data dir and settings."""
+    return subprocess.run(
+        [*_perfdash_command(), *args], cwd=REPO, env={**server.env, **env}, capture_output=True,
+        text=True, timeout=120, check=True,
+    )  # fmt: skip
 
 
 @pytest.fixture
