@@ -1,5 +1,5 @@
-"""Helpers every ingest benchmark in perf/ shares: child processes (so each measurement's
-peak RSS is its own), their environment, and a scratch PostgreSQL database.
+"""Helpers the benchmarks in perf/ share: child processes (so each measurement's peak RSS is
+its own), their environment, a scratch PostgreSQL database and a private redis-server.
 
 The benchmarks run as scripts (`python perf/bench_x.py`), so this imports as `_bench`.
 """
@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -55,6 +58,43 @@ def scratch_postgres(url: str, tag: str) -> Iterator[str]:
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextmanager
+def private_redis(workdir: Path) -> Iterator[str]:
+    """A memory-only redis-server of this run's own on a free loopback port (the shared one
+    has other people's queues); yields its URL (database 0) and stops it afterwards."""
+    server = shutil.which("redis-server")
+    if server is None:
+        raise SystemExit("redis-server is not installed")
+    port = free_port()
+    proc = subprocess.Popen(
+        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+         "no", "--dir", str(workdir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise SystemExit("redis-server did not start") from None
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 PYTHON = sys.executable
