@@ -57,12 +57,14 @@ def credentials(scope: Scope, settings: Settings) -> Credentials:
     scheme, _, value = headers.get("authorization", "").partition(" ")
     bearer = value.strip() if scheme.lower() == "bearer" and value.strip() else None
     client = scope.get("client")
+    api_read = scope["path"].startswith("/api/") and scope["method"] not in STATE_CHANGING
     return Credentials(
         bearer=bearer,
         session_id=cookie_parser(headers.get("cookie", "")).get(SESSION_COOKIE) or None,
         proxy_user=headers.get(settings.proxy_user_header),
         peer=client[0] if client else None,
         forwarded_for=headers.get("x-forwarded-for"),
+        needs_session=not api_read,
     )
 
 
@@ -117,6 +119,7 @@ class AuthGate:
             await reply(scope, receive, send)
             return
         identity = found.identity
+        send = _with_cookies(send, found.new_session, settings)
         if scope["method"] in STATE_CHANGING and not csrf_matches(
             identity, Headers(scope=scope).get(CSRF_HEADER)
         ):
@@ -136,14 +139,19 @@ class AuthGate:
             return
         scope.setdefault("state", {})[IDENTITY_KEY] = identity
         _rewrite_headers(scope, settings, found.new_session)
-        if found.new_session is None:
-            await self.app(scope, receive, send)
-            return
-        cookies = session_cookie_headers(found.new_session, settings)
+        await self.app(scope, receive, send)
 
-        async def send_with_cookies(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *cookies]}
-            await send(message)
 
-        await self.app(scope, receive, send_with_cookies)
+def _with_cookies(send: Send, new: NewSession | None, settings: Settings) -> Send:
+    """`send`, adding the session cookies to the response when a proxy sign-in made one
+    (whatever the answer: a refused first POST must still leave the browser its token)."""
+    if new is None:
+        return send
+    cookies = session_cookie_headers(new, settings)
+
+    async def send_with_cookies(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *cookies]}
+        await send(message)
+
+    return send_with_cookies

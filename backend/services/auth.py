@@ -6,7 +6,9 @@ A request may carry, in this order of precedence:
    browser never sends one by itself;
 2. with `AUTH=proxy`, the proxy's user header, believed only from a peer in
    TRUSTED_PROXIES: the named user (created with PROXY_DEFAULT_ROLE on first sight)
-   gets a server-side session, so a proxied browser is handled like a signed-in one;
+   gets a server-side session on a page load or a change, so a proxied browser is
+   handled like a signed-in one (an API read through the proxy needs no session, so a
+   script without a cookie jar does not leave one per request);
 3. with `AUTH=password` or `proxy`, the session cookie set at sign-in.
 
 Sessions (2 and 3) come with a CSRF token that state-changing requests must echo in
@@ -42,6 +44,7 @@ class Credentials:
     proxy_user: str | None = None  # the PROXY_USER_HEADER value, whoever sent it
     peer: str | None = None  # the TCP peer's address
     forwarded_for: str | None = None  # X-Forwarded-For, whoever sent it
+    needs_session: bool = True  # False for an API read: a proxy sign-in then keeps none
 
     @property
     def empty(self) -> bool:
@@ -127,6 +130,8 @@ def resolve(db: Session, creds: Credentials, settings: Settings) -> Resolution:
         user = proxy_user(db, named, Role(settings.proxy_default_role))
         if user.disabled:
             raise ForbiddenError(f"user {named!r} is disabled")
+        if not creds.needs_session:
+            return Resolution(Identity(name=user.username, role=Role(user.role)))
         new = create_session(db, user, settings.session_ttl_s)
         return Resolution(_user(user, new.csrf_token), new_session=new)
     if found is None:

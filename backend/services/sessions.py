@@ -45,7 +45,9 @@ def create_session(db: Session, user: User, ttl_s: int) -> NewSession:
     """Start a session for `user` (and drop every expired one) and commit."""
     assert user.id is not None
     now = datetime.now(UTC)
-    db.exec(delete(LoginSession).where(col(LoginSession.expires_at) < now))
+    # No in-session sync: SQLite hands back naive datetimes that Python cannot compare.
+    expired = delete(LoginSession).where(col(LoginSession.expires_at) < now)
+    db.exec(expired.execution_options(synchronize_session=False))
     session_id, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     db.add(
         LoginSession(
