@@ -78,3 +78,8 @@ def test_uploader_uploads_and_viewer_is_refused(
     expect(refusal).to_contain_text("the uploader role is needed; user 'vic' is a viewer")
     page.screenshot(path=artifacts / "login_viewer_refused.png", full_page=True)
     assert page_errors.messages == []
+
+    # The session ends while the page is open: its next poll is refused, and the page
+    # goes to the sign-in form rather than freezing.
+    perfdash(server, "user", "disable", "vic")
+    expect(page).to_have_url(f"{server.base_url}/login?next=%2F", timeout=15_000)
