@@ -30,8 +30,8 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from backend.api.cookies import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, session_cookie_headers
+from backend.api.errors import DATABASE_UNAVAILABLE, database_unavailable_response, status_of
 from backend.api.errors import headers as error_headers
-from backend.api.errors import status_of
 from backend.core.config import Settings, get_settings
 from backend.core.db import get_engine
 from backend.services.auth import (
@@ -117,6 +117,11 @@ class AuthGate:
         except ServiceError as e:
             reply = JSONResponse({"detail": str(e)}, status_of(e), headers=error_headers(e))
             await reply(scope, receive, send)
+            return
+        except DATABASE_UNAVAILABLE as e:  # tokens and sessions live in the database
+            await database_unavailable_response(scope["method"], scope["path"], e)(
+                scope, receive, send
+            )
             return
         identity = found.identity
         send = _with_cookies(send, found.new_session, settings)

@@ -47,6 +47,25 @@ def status_of(exc: ServiceError) -> int:
     return next((s for t, s in _STATUS.items() if isinstance(exc, t)), 400)
 
 
+DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
+
+
+def database_unavailable_response(method: str, path: str, exc: Exception) -> JSONResponse:
+    """503 with Retry-After for a database that is restarting or unreachable.
+
+    The work was rolled back (or, if the drop hit a commit, may have landed): writes are
+    idempotent (metric pushes by run key), so the client sends the same request again.
+    Shared by the route handlers and the auth gate, which reads tokens and sessions first.
+    """
+    reason = (str(getattr(exc, "orig", exc)).strip().splitlines() or [""])[0][:200]
+    log.warning("database unavailable in %s %s: %s", method, path, reason)
+    return JSONResponse(
+        status_code=503,
+        content={"detail": "the database is unavailable; retry the request"},
+        headers={"Retry-After": str(DATABASE_RETRY_AFTER_S)},
+    )
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register one handler for the whole ServiceError family."""
 
@@ -69,16 +88,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(DataError, out_of_range)
 
     async def database_unavailable(request: Request, exc: Exception) -> JSONResponse:
-        # The database is restarting, refused the connection or dropped it mid-request. The
-        # work was rolled back (or, if the drop hit a commit, may have landed): writes are
-        # idempotent (metric pushes by run key), so the client sends the same request again.
-        reason = (str(getattr(exc, "orig", exc)).strip().splitlines() or [""])[0][:200]
-        log.warning("database unavailable in %s %s: %s", request.method, request.url.path, reason)
-        return JSONResponse(
-            status_code=503,
-            content={"detail": "the database is unavailable; retry the request"},
-            headers={"Retry-After": str(DATABASE_RETRY_AFTER_S)},
-        )
+        return database_unavailable_response(request.method, request.url.path, exc)
 
-    app.add_exception_handler(OperationalError, database_unavailable)
-    app.add_exception_handler(InterfaceError, database_unavailable)
+    for kind in DATABASE_UNAVAILABLE:
+        app.add_exception_handler(kind, database_unavailable)
