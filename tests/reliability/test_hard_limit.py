@@ -1,0 +1,93 @@
+"""The hard time limit on a real worker: a pool child that cannot run its soft-limit handler
+is killed by the pool, the worker goes on, and the sweeper gets the trace ingested.
+
+A child stuck in C code (a blocking call that never returns to the interpreter) or in
+uninterruptible I/O cannot run Python's handler for the soft-limit signal. The test makes
+that state deterministic by stopping the child with SIGSTOP once it has claimed the trace
+and is storing events: the soft-limit signal stays pending, so only the pool's hard limit
+(SIGTERM, then SIGKILL, sent by the worker's main process) can end the task. The claim then
+lapses, the worker's sweeper re-sends the trace, and a fresh child ingests it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+
+from backend.core.config import Settings
+from backend.core.db import get_engine
+from backend.main import create_app
+from ingest import parse_file
+from tests.reliability.conftest import Workers
+from tests.reliability.test_faults import BIG, _stored_events, _wait_for, _wait_progress
+
+pytestmark = pytest.mark.integration
+LIMIT_S = 30  # soft limit 27 s; room for the second attempt on a busy machine
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of `pid` (the prefork pool's processes for a Celery main process)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_a_stuck_pool_child_is_killed_at_the_hard_limit_and_the_sweeper_recovers(
+    use_broker: Callable[[str], Settings],
+    redis_url: str,
+    workers: Workers,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PERFDASH_INGEST_TIME_LIMIT_S", str(LIMIT_S))
+    monkeypatch.setenv("PERFDASH_SWEEP_INTERVAL_S", "1")
+    # Keep Redis from redelivering first: the sweeper alone must recover the trace.
+    monkeypatch.setenv("PERFDASH_BROKER_VISIBILITY_TIMEOUT_S", "3600")
+    use_broker(redis_url)
+    worker = workers.start()
+    with TestClient(create_app()) as client:
+        up = client.post("/api/v1/traces", files={"file": (BIG.name, BIG.read_bytes())})
+        trace_id = up.json()["id"]
+        _wait_for(client, trace_id, {"processing"}, timeout_s=60)
+        _wait_progress(client, trace_id)
+        (stuck,) = _children(worker.pid)
+        os.kill(stuck, signal.SIGSTOP)
+        try:
+            deadline = time.monotonic() + LIMIT_S + 60
+            while _alive(stuck):
+                assert time.monotonic() < deadline, "the pool did not kill the stuck child"
+                time.sleep(0.2)
+        finally:
+            if _alive(stuck):
+                os.kill(stuck, signal.SIGKILL)
+        assert worker.poll() is None, "the worker's main process goes on"
+        assert _stored_events(trace_id) == 0, "the killed attempt's rows were rolled back"
+
+        done = _wait_for(client, trace_id, {"ready", "failed"}, timeout_s=LIMIT_S + 120)
+        assert done["status"] == "ready", done["error"]
+    log = workers.log(0)
+    assert f"Hard time limit ({LIMIT_S}s) exceeded" in log, log[-3000:]
+    assert "re-sent" in log, "the sweeper re-sent the trace whose claim lapsed"
+    expected = sum(1 for _ in parse_file(BIG).events)
+    assert _stored_events(trace_id) == expected
+    with get_engine().connect() as conn:
+        attempts = conn.execute(
+            text("SELECT ingest_attempts FROM traces WHERE id = :t"), {"t": trace_id}
+        ).scalar_one()
+    assert attempts == 2, "the killed attempt, then the sweeper's re-send"
+    assert stuck not in _children(worker.pid), "a fresh pool child did the second attempt"
