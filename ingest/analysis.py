@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ingest.events import Event, TraceMeta
+from ingest.events import Event, EventBlock, TraceMeta
 from ingest.stats import KernelGroupStat, TraceStats
 from ingest.summary import SummaryBuilder
 
@@ -22,20 +22,27 @@ class TraceAnalysis:
         self._summary = SummaryBuilder(self.stats)  # shares the kernel columns, fed below
         self.events = 0
 
-    def feed(self, events: Iterable[Event]) -> Iterator[Event]:
-        """Yield every event unchanged after accounting for it."""
+    def feed(self, items: Iterable[Event | EventBlock]) -> Iterator[Event | EventBlock]:
+        """Yield every event (or parser's `EventBlock`) unchanged after accounting for it;
+        a block is accounted for column by column, as its rows one by one would be."""
         add_stats, add_summary = self.stats.add, self._summary.add
+        stats_block, summary_block = self.stats.add_block, self._summary.add_block
         n = 0
         try:
-            for event in events:
-                add_stats(event)
-                add_summary(event)
-                n += 1
-                yield event
+            for item in items:
+                if isinstance(item, EventBlock):
+                    stats_block(item)
+                    summary_block(item)
+                    n += len(item)
+                else:
+                    add_stats(item)
+                    add_summary(item)
+                    n += 1
+                yield item
         finally:
             self.events += n
 
-    def drain(self, events: Iterable[Event]) -> None:
+    def drain(self, events: Iterable[Event | EventBlock]) -> None:
         """Account for every event without keeping them (the CLI's path)."""
         for _ in self.feed(events):
             pass

@@ -14,13 +14,14 @@ from ingest._io import DEFAULT_MAX_DECOMPRESSED
 from ingest.archive import ArchiveMember, extracted, is_archive
 from ingest.detect import detect_format
 from ingest.errors import ParseError, UnsupportedFormatError
-from ingest.events import Event, ParseReport, TraceFormat, TraceMeta
+from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceMeta, flatten
 from ingest.multirank import RankFile, merge_ranks
 from ingest.parsers import kineto, ncu, nsys, rocprof
 from ingest.tools import ExternalTools
 
 PARSER_VERSION = "2"
-Parser = Callable[..., tuple[TraceMeta, Iterator[Event]]]
+Items = Iterator[Event | EventBlock]
+Parser = Callable[..., tuple[TraceMeta, Items]]
 PARSERS: dict[TraceFormat, Parser] = {
     TraceFormat.KINETO: kineto.parse,
     TraceFormat.NSYS_SQLITE: nsys.parse,
@@ -31,7 +32,7 @@ PARSERS: dict[TraceFormat, Parser] = {
 TOOL_FORMATS = frozenset({TraceFormat.NSYS_SQLITE, TraceFormat.NCU_CSV})
 # Formats whose output is a folder of files read together (an archive of one is one trace):
 # `parser(folder, members, report, *, max_bytes, source)`.
-FolderParser = Callable[..., tuple[TraceMeta, Iterator[Event]]]
+FolderParser = Callable[..., tuple[TraceMeta, Items]]
 FOLDER_PARSERS: dict[TraceFormat, FolderParser] = dict.fromkeys(
     rocprof.FORMATS, rocprof.parse_members
 )
@@ -43,11 +44,19 @@ ARCHIVE_MAX_FILES = 4096
 
 @dataclass
 class ParsedTrace:
-    """A detected, opened trace. `events` is a one-shot iterator; `report` fills as it runs."""
+    """A detected, opened trace; `report` fills as it runs.
+
+    Read it once, through either `events` (one `Event` at a time) or `items` (the parser's
+    own stream, where a large table may come as `EventBlock` columns: the ingest's path).
+    """
 
     meta: TraceMeta
-    events: Iterator[Event]
+    items: Items
     report: ParseReport = field(default_factory=ParseReport)
+    events: Iterator[Event] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.events = flatten(self.items)
 
 
 def parse_file(
@@ -74,7 +83,7 @@ def parse_file(
     if is_archive(path):
         return _parse_archive(path, report, max_bytes=max_bytes, source=source)
     meta, events = _open(path, report, max_bytes=max_bytes, source=source, tools=tools)
-    return ParsedTrace(meta=meta, events=events, report=report)
+    return ParsedTrace(meta=meta, items=events, report=report)
 
 
 def _open(
@@ -84,7 +93,7 @@ def _open(
     max_bytes: int,
     source: str,
     tools: ExternalTools | None = None,
-) -> tuple[TraceMeta, Iterator[Event]]:
+) -> tuple[TraceMeta, Items]:
     fmt = detect_format(path, source)
     parser = PARSERS.get(fmt)
     if parser is None:
@@ -99,8 +108,8 @@ def _open(
     return meta, events
 
 
-def _stamp_rank(events: Iterator[Event], rank: int) -> Iterator[Event]:
-    for event in events:
+def _stamp_rank(events: Items, rank: int) -> Iterator[Event]:
+    for event in flatten(events):
         event.rank = rank
         yield event
 
@@ -125,12 +134,12 @@ def _parse_archive(path: Path, report: ParseReport, *, max_bytes: int, source: s
     except BaseException:
         stack.close()
         raise
-    return ParsedTrace(meta=meta, events=_closing(events, stack), report=report)
+    return ParsedTrace(meta=meta, items=_closing(events, stack), report=report)
 
 
 def _parse_members(
     members: list[ArchiveMember], report: ParseReport, *, max_bytes: int, source: str
-) -> tuple[TraceMeta, Iterator[Event]]:
+) -> tuple[TraceMeta, Items]:
     by_format: dict[TraceFormat, list[ArchiveMember]] = {}
     for member in members:
         try:
@@ -161,12 +170,13 @@ def _parse_members(
         )
 
     def open_rank(p: Path, sub: ParseReport, name: str) -> tuple[TraceMeta, Iterator[Event]]:
-        return _open(p, sub, max_bytes=max_bytes, source=name)
+        meta, items = _open(p, sub, max_bytes=max_bytes, source=name)
+        return meta, flatten(items)
 
     ranks = [RankFile(m.name, m.path) for m in files]
     return merge_ranks(ranks, report, open_rank, source)
 
 
-def _closing(events: Iterator[Event], stack: ExitStack) -> Iterator[Event]:
+def _closing(events: Items, stack: ExitStack) -> Items:
     with stack:
         yield from events

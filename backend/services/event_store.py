@@ -14,7 +14,7 @@ Public surface: `insert_events`, `COLUMNS`, `Row`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from itertools import chain, count
+from itertools import chain, count, islice, repeat
 from typing import Any
 
 import orjson
@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection
 
 from backend.core.bulk_insert import BATCH_SIZE, bulk_insert
 from ingest import Event, EventKind
+from ingest.events import EventBlock
 
 COLUMNS = (
     "id", "trace_id", "kind", "name", "start_ns", "dur_ns", "rank", "device", "stream", "pid",
@@ -33,12 +34,13 @@ Row = tuple[Any, ...]
 def insert_events(
     conn: Connection,
     trace_id: str,
-    events: Iterable[Event],
+    events: Iterable[Event | EventBlock],
     *,
     on_batch: Callable[[int], None] | None = None,
     sink: Callable[[list[Row]], None] | None = None,
 ) -> int:
-    """Insert every event of `events` for `trace_id`; return how many were inserted.
+    """Insert every event of `events` (events and parsers' blocks) for `trace_id`; return how
+    many were inserted.
 
     `on_batch(total_so_far)` is called after each batch (progress reporting); `sink(rows)`
     receives each batch of written rows (`COLUMNS` order, ids included).
@@ -68,12 +70,15 @@ def _sequence_blocks(conn: Connection) -> Iterator[list[int]]:
 _KIND_TEXT = {kind: kind.value for kind in EventKind}  # Enum.value is a slow descriptor
 
 
-def _rows(trace_id: str, events: Iterable[Event], ids: Iterator[int]) -> Iterator[Row]:
+def _rows(trace_id: str, items: Iterable[Event | EventBlock], ids: Iterator[int]) -> Iterator[Row]:
     dumps, kind_text = orjson.dumps, _KIND_TEXT
-    for e, event_id in zip(events, ids, strict=False):  # events first: no id drawn past the last
+    for e in items:
+        if isinstance(e, EventBlock):
+            yield from _block_rows(trace_id, e, ids)
+            continue
         args = e.args
         yield (
-            event_id,
+            next(ids),
             trace_id,
             kind_text[e.kind],
             e.name,
@@ -87,3 +92,22 @@ def _rows(trace_id: str, events: Iterable[Event], ids: Iterator[int]) -> Iterato
             e.correlation,
             dumps(args).decode() if args else None,
         )
+
+
+def _block_rows(trace_id: str, block: EventBlock, ids: Iterator[int]) -> Iterator[Row]:
+    """A block's rows, zipped from its columns (args shared by many rows, as a parser's
+    read-only constant dicts are, are serialised once)."""
+    c, n = block.column, len(block)
+    return zip(
+        islice(ids, n), repeat(trace_id, n), repeat(_KIND_TEXT[block.kind], n), block.name,
+        block.start_ns, block.dur_ns, c(block.rank), c(block.device), c(block.stream),
+        c(block.pid), c(block.tid), c(block.correlation), _args_json(block), strict=True,
+    )  # fmt: skip
+
+
+def _args_json(block: EventBlock) -> Iterator[str | None]:
+    if block.args is None:
+        return repeat(None, len(block))
+    by_id = dict(zip(map(id, block.args), block.args, strict=True))  # the block keeps them alive
+    text = {key: orjson.dumps(args).decode() if args else None for key, args in by_id.items()}
+    return map(text.__getitem__, map(id, block.args))

@@ -99,7 +99,7 @@ def _load(
         progress.update(bytes_done=report.bytes_done, bytes_total=report.bytes_total, events=events)
 
     analysis, timeline = TraceAnalysis(), TimelineCollector()
-    events = analysis.feed(parsed.events)
+    events = analysis.feed(parsed.items)
     insert_events(conn, trace_id, events, on_batch=on_batch, sink=timeline.add)
     stats = analysis.stats
     progress.update(

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from operator import sub
 from typing import Any
 
-from ingest.events import Event, EventKind, ParseReport
+from ingest.events import Event, EventBlock, EventKind, ParseReport
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -53,6 +55,7 @@ _KERNEL_OPTIONAL = (
     "blockZ", "registersPerThread", "staticSharedMemory", "dynamicSharedMemory", "graphNodeId",
 )  # fmt: skip
 _ABI_SUFFIX = re.compile(r"_v\d+$")
+BLOCK_ROWS = 16_384  # runtime/driver calls per EventBlock
 
 
 def _col(alias: str, name: str, cols: set[str]) -> str:
@@ -214,8 +217,11 @@ def syncs(conn: sqlite3.Connection, cols: set[str]) -> Iterator[Event]:
         )
 
 
-def runtime_calls(conn: sqlite3.Connection, cols: set[str], report: ParseReport) -> Iterator[Event]:
-    """CUDA runtime and driver calls, names without their ``_vNNNN`` ABI suffix.
+def runtime_calls(
+    conn: sqlite3.Connection, cols: set[str], report: ParseReport
+) -> Iterator[EventBlock]:
+    """CUDA runtime and driver calls, names without their ``_vNNNN`` ABI suffix, as blocks of
+    `BLOCK_ROWS` calls (most rows of a large export are these: no `Event` per call).
 
     Exports made with CUDA backtraces hold a second, backtrace-class row for the same call
     (same process and correlation id, FORMATS.md §2.5); those duplicates are dropped, and a
@@ -231,32 +237,41 @@ def runtime_calls(conn: sqlite3.Connection, cols: set[str], report: ParseReport)
         for row in conn.execute(f"{base} WHERE r.eventClass = {BACKTRACE_CLASS}"):
             backtraces.setdefault((_pid(row[3]), row[4]), row)
         base += f" WHERE r.eventClass <> {BACKTRACE_CLASS}"
-    yield from _runtime_rows(conn.execute(base), backtraces)
+    names: dict[Any, str] = {}
+    yield from _runtime_blocks(conn.execute(base), backtraces, names)
     if backtraces:
         warn(report, f"{len(backtraces)} CUDA backtrace rows had no runtime/driver row; kept")
-        yield from _runtime_rows(iter(list(backtraces.values())), {})
+        yield from _runtime_blocks(list(backtraces.values()), {}, names)
 
 
-def _runtime_rows(
-    rows: Iterator[tuple[Any, ...]] | sqlite3.Cursor,
+def _runtime_blocks(
+    rows: Iterable[tuple[Any, ...]],
     backtraces: dict[tuple[int | None, int | None], tuple[Any, ...]],
-) -> Iterator[Event]:
-    """The hot loop of a large export (most rows are API calls): no helper calls per row."""
-    names: dict[Any, str] = {}
+    names: dict[Any, str],
+) -> Iterator[EventBlock]:
+    """Columns of each block of rows (start, end, class, globalTid, correlation, name);
+    every per-row step is a comprehension or a builtin over a column."""
     classes = {k: {"api": v} for k, v in RUNTIME_CLASSES.items()}  # shared, read-only
-    runtime = EventKind.RUNTIME
-    for start, end, klass, gtid, corr, raw in rows:
-        if gtid is None:
-            pid = tid = None
-        else:
-            pid, tid = (gtid >> 24) & 0xFFFFFF, gtid & 0xFFFFFF
+    it = iter(rows)
+    while chunk := list(islice(it, BLOCK_ROWS)):
+        starts, ends, klasses, gtids, corrs, raws = zip(*chunk, strict=True)
+        pids = [None if g is None else (g >> 24) & 0xFFFFFF for g in gtids]
+        tids = [None if g is None else g & 0xFFFFFF for g in gtids]
         if backtraces:
-            backtraces.pop((pid, corr), None)
-        name = names.get(raw)
-        if name is None:
-            name = names[raw] = _ABI_SUFFIX.sub("", str(raw or ""))
-        yield Event(runtime, name, start, end - start, None, None, pid, tid, corr,
-                    classes.get(klass))  # fmt: skip
+            for key in zip(pids, corrs, strict=True):
+                backtraces.pop(key, None)
+        for raw in set(raws) - names.keys():
+            names[raw] = _ABI_SUFFIX.sub("", str(raw or ""))
+        yield EventBlock(
+            kind=EventKind.RUNTIME,
+            name=list(map(names.__getitem__, raws)),
+            start_ns=starts,
+            dur_ns=list(map(sub, ends, starts)),
+            pid=pids,
+            tid=tids,
+            correlation=corrs,
+            args=list(map(classes.get, klasses)),
+        )
 
 
 def nvtx_ranges(conn: sqlite3.Connection, cols: set[str], report: ParseReport) -> Iterator[Event]:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ingest.errors import ParseError, UnsupportedFormatError
-from ingest.events import Event, ParseReport, TraceFormat, TraceMeta
+from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceMeta
 from ingest.parsers import _nsys_events as tables
 from ingest.parsers import _nsys_schema as schema
 from ingest.tools import (
@@ -34,7 +34,7 @@ from ingest.tools import (
 )
 
 _PROGRESS_MASK = (1 << 16) - 1  # update progress every 65,536 rows
-_Reader = Callable[[sqlite3.Connection, set[str], ParseReport], Iterator[Event]]
+_Reader = Callable[[sqlite3.Connection, set[str], ParseReport], Iterator[Event | EventBlock]]
 READERS: dict[str, _Reader] = {
     tables.KERNEL: lambda c, cols, _r: tables.kernels(c, cols),
     tables.MEMCPY: lambda c, cols, _r: tables.memcpys(c, cols),
@@ -53,7 +53,7 @@ def parse(
     max_bytes: int,
     source: str,
     tools: ExternalTools | None = None,
-) -> tuple[TraceMeta, Iterator[Event]]:
+) -> tuple[TraceMeta, Iterator[Event | EventBlock]]:
     """Read an Nsight Systems sqlite export (or an ``.nsys-rep``, through ``nsys export``).
 
     Args:
@@ -65,7 +65,8 @@ def parse(
         tools: where the worker's ``nsys`` is, for ``.nsys-rep`` uploads.
 
     Returns:
-        The trace metadata and an iterator over normalised events.
+        The trace metadata and an iterator over normalised events (the runtime and driver
+        calls, most of a large export, as `EventBlock` columns).
 
     Raises:
         UnsupportedFormatError: not an nsys export (the message names the missing tables),
@@ -125,7 +126,7 @@ def _events(
     report: ParseReport,
     source: str,
     workdir: Path | None,
-) -> Iterator[Event]:
+) -> Iterator[Event | EventBlock]:
     """Stream every table in turn; sqlite errors mid-way become a ParseError naming the table.
 
     Progress (`report.bytes_done`) is the file size times the share of rows read so far.
@@ -136,10 +137,16 @@ def _events(
             rows = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t, _ in plan}
             total, done = sum(rows.values()) or 1, 0
             for table, cols in plan:
-                for i, event in enumerate(READERS[table](conn, cols, report)):
-                    if not i & _PROGRESS_MASK:
+                i = 0
+                for item in READERS[table](conn, cols, report):
+                    if isinstance(item, EventBlock):
                         report.bytes_done = report.bytes_total * (done + i) // total
-                    yield event
+                        i += len(item)
+                    else:
+                        if not i & _PROGRESS_MASK:
+                            report.bytes_done = report.bytes_total * (done + i) // total
+                        i += 1
+                    yield item
                 done += rows[table]
         except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
             raise schema.sqlite_error(e, source, f"reading {table}") from e

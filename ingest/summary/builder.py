@@ -15,7 +15,7 @@ from typing import Any
 
 from ingest.classify import FUSION_RULE, fusion_pattern, is_host_sync, phase_of
 from ingest.distribution import distribution
-from ingest.events import Event, EventKind, TraceMeta
+from ingest.events import Event, EventBlock, EventKind, TraceMeta
 from ingest.stats import KernelGroupStat, TraceStats
 from ingest.summary.annotations import AnnotationTrack, merge
 from ingest.summary.comm import CommTrack
@@ -86,6 +86,16 @@ class SummaryBuilder:
             self._annotations.add(event)
         elif kind is _GPU_ANNOTATION:
             self._annotations.add_gpu(event)
+
+    def add_block(self, block: EventBlock) -> None:
+        """Account for every event of a block (the same as `add` on each, row by row)."""
+        if block.kind is not _RUNTIME:
+            for event in block.events():
+                self.add(event)
+            return
+        if self._owns_stats:
+            self.stats.add_block(block)
+        self._cpu.add_runtime_block(block)
 
     def finish(self, meta: TraceMeta) -> dict[str, Any]:
         """The JSON-ready `Summary` of everything added (`meta` is the trace's metadata)."""

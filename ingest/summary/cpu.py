@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
+from operator import add
 
-from ingest.events import Event
+from ingest.events import Event, EventBlock
 
 NONE = -1
 _EARLIEST = -(1 << 62)  # below any start, so the first candidate always wins
@@ -89,6 +90,28 @@ class CpuRanges:
         value = event.correlation
         corrs(NONE if value is None else value)
         ranks(NONE if rank is None else rank)
+
+    def add_runtime_block(self, block: EventBlock) -> None:
+        """`add_runtime` for every row of a block, column by column (same ids, same order)."""
+        names = block.name
+        for name in dict.fromkeys(names):  # new names get ids in first-seen order
+            if name not in self._name_ids:
+                self._name_id(name)
+        ranks = list(block.column(block.rank))
+        tids = block.column(block.tid)
+        keys: list[object] = [t if r is None else (r, t) for r, t in zip(ranks, tids, strict=True)]
+        threads = self._thread_ids
+        for key, rank in dict(zip(keys, ranks, strict=True)).items():
+            if key not in threads:
+                threads[key] = len(self.thread_rank)
+                self.thread_rank.append(NONE if rank is None else rank)
+        self.rt_start.extend(block.start_ns)
+        self.rt_end.extend(map(add, block.start_ns, block.dur_ns))
+        self.rt_name.extend(map(self._name_ids.__getitem__, names))
+        self.rt_thread.extend(map(threads.__getitem__, keys))
+        corrs = block.column(block.correlation)
+        self.rt_corr.extend([NONE if c is None else c for c in corrs])
+        self.rt_rank.extend([NONE if r is None else r for r in ranks])
 
     def sweep(
         self, questions: Sequence[tuple[int, int]]
