@@ -63,19 +63,27 @@ class _Group:
 
 
 class _Launches(Mapping[LaunchKey, Launch]):
-    """Launch of each (rank, correlation), built only for the keys a gap asks about."""
+    """The runtime call of each (rank, correlation), as a `Launch` built only for the keys
+    a gap asks about (a million launches would otherwise be a million objects)."""
 
-    def __init__(self, calls: dict[LaunchKey, tuple[int, int, int, Thread]]) -> None:
-        self._calls = calls  # (rank, corr) -> (event id, start, end, thread)
+    def __init__(self) -> None:
+        self.index: dict[int | None, dict[int | None, int]] = {}  # rank -> corr -> call
+        self.ids: list[int] = []
+        self.starts: list[int] = []
+        self.durs: list[int] = []
+        self.threads: list[Thread] = []
 
     def __getitem__(self, key: LaunchKey) -> Launch:
-        return Launch(*self._calls[key])
+        i = self.index[key[0]][key[1]]
+        start = self.starts[i]
+        return Launch(self.ids[i], start, start + self.durs[i], self.threads[i])
 
     def __iter__(self) -> Iterator[LaunchKey]:
-        return iter(self._calls)
+        pairs = ((rank, corr) for rank, calls in self.index.items() for corr in calls)
+        return ((rank, corr) for rank, corr in pairs if corr is not None)
 
     def __len__(self) -> int:
-        return len(self._calls)
+        return sum(map(len, self.index.values()))
 
 
 @dataclass
@@ -158,7 +166,7 @@ class TimelineCollector:
             )
             out.lanes[key] = sorted(rows)
         out.first_kernel = {key: event_id for key, (_, event_id) in first_kernel.items()}
-        out.launches = _Launches(_launch_calls(calls))
+        out.launches = _launch_calls(calls)
         self._groups = {}
         return out
 
@@ -187,26 +195,28 @@ def _longs(group: _Group, key: LaneKey) -> Iterable[tuple[int, LaneKey, int, int
         yield event_id, key, start, end
 
 
-def _launch_calls(
-    calls: list[tuple[int | None, Thread, _Group]],
-) -> dict[LaunchKey, tuple[int, int, int, Thread]]:
-    """(rank, correlation) -> (id, start, end, thread) of the runtime call with that
-    correlation; the latest (start, id) one when several share it."""
-    out: dict[tuple[int | None, int | None], tuple[int, int, int, Thread]] = {}
+def _launch_calls(calls: list[tuple[int | None, Thread, _Group]]) -> _Launches:
+    """The runtime call of each (rank, correlation); the latest (start, id) one when several
+    share it."""
+    out = _Launches()
     correlated = 0
     for rank, thread, g in calls:
-        keys = zip(repeat(rank), g.corrs, strict=False)
-        values = zip(g.ids, g.starts, g.ends(), repeat(thread), strict=False)
-        out.update(zip(keys, values, strict=True))
-        correlated += len(g.corrs) - g.corrs.count(None)
-    for rank, _, _ in calls:
-        out.pop((rank, None), None)
-    if len(out) == correlated:  # every correlation id is unique: no tie to break
-        return out  # type: ignore[return-value]  # no None correlation is left
-    ordered = sorted(
-        (start, event_id, rank, corr, end, thread)
-        for rank, thread, g in calls
-        for start, event_id, corr, end in zip(g.starts, g.ids, g.corrs, g.ends(), strict=True)
-        if corr is not None
-    )
-    return {(r, c): (i, s, e, t) for s, i, r, c, e, t in ordered}
+        base, n = len(out.ids), len(g.ids)
+        out.ids.extend(g.ids)
+        out.starts.extend(g.starts)
+        out.durs.extend(g.durs)
+        out.threads.extend(repeat(thread, n))
+        out.index.setdefault(rank, {}).update(zip(g.corrs, range(base, base + n), strict=True))
+        correlated += n - g.corrs.count(None)
+    for by_corr in out.index.values():
+        by_corr.pop(None, None)
+    if len(out) == correlated:
+        return out  # every correlation id is unique: no tie to break
+    ranks = [rank for rank, _, g in calls for _ in g.ids]
+    corrs = [corr for _, _, g in calls for corr in g.corrs]
+    order = sorted(range(len(out.ids)), key=lambda i: (out.starts[i], out.ids[i]))
+    out.index = {}
+    for i in order:
+        if corrs[i] is not None:
+            out.index.setdefault(ranks[i], {})[corrs[i]] = i
+    return out

@@ -20,6 +20,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
+from operator import sub
 
 from backend.services.timeline_pyramid import Block
 
@@ -37,15 +38,24 @@ class Coverage:
     """Union of one thread's intervals, answering "how much of [a, b) is covered" in log time."""
 
     def __init__(self, intervals: Sequence[tuple[int, int]]) -> None:
-        merged: list[list[int]] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        opened = False
+        cur_start = cur_end = 0
         for start, end in sorted(intervals):
-            if merged and start <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], end)
-            else:
-                merged.append([start, end])
-        self.starts = [m[0] for m in merged]
-        self.ends = [m[1] for m in merged]
-        self.prefix = [0, *accumulate(e - s for s, e in merged)]
+            if opened and start <= cur_end:
+                if end > cur_end:
+                    cur_end = end
+                continue
+            if opened:
+                starts.append(cur_start)
+                ends.append(cur_end)
+            opened, cur_start, cur_end = True, start, end
+        if opened:
+            starts.append(cur_start)
+            ends.append(cur_end)
+        self.starts, self.ends = starts, ends
+        self.prefix: list[int] = [0, *accumulate(map(sub, ends, starts))]
 
     def covered(self, a: int, b: int) -> int:
         """Nanoseconds of [a, b) inside the union.

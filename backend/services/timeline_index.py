@@ -46,6 +46,10 @@ _SCAN_SQL = (
     "SELECT id, trace_id, kind, name, start_ns, dur_ns, rank, device, stream, pid, tid, "
     "correlation FROM events WHERE trace_id = {}"
 )
+_BLOCK_COLUMNS = (
+    "trace_id", "level", "dclass", "start_ns", "lane", "end_ns", "events", "children", "busy_ns",
+    "top_name",
+)  # fmt: skip
 _TABLES: tuple[type[SQLModel], ...] = (
     TimelineBlock,
     TimelineSpan,
@@ -86,7 +90,7 @@ def write_timeline_index(conn: Connection, trace_id: str, scan: Collected) -> No
     runtime = {t: Coverage(iv) for t, iv in scan.runtime.items()}
     sync = {t: Coverage(iv) for t, iv in scan.sync.items()}
     lane_rows: list[dict[str, Any]] = []
-    block_rows: list[dict[str, Any]] = []
+    block_rows: list[tuple[Any, ...]] = []
     gap_rows: list[dict[str, Any]] = []
     for key, lane in lane_ids.items():
         events = scan.lanes[key] if key in scan.lanes else devices[key]
@@ -99,7 +103,7 @@ def write_timeline_index(conn: Connection, trace_id: str, scan: Collected) -> No
             gaps = find_gaps(events, pyramid[0], key.rank, scan.launches, runtime, sync)
             gap_rows.extend(_gap_row(trace_id, lane, g) for g in gaps)
     conn.execute(insert(TimelineLane), lane_rows)
-    _insert(conn, TimelineBlock, block_rows)
+    bulk_insert(conn, table_of(TimelineBlock).name, _BLOCK_COLUMNS, block_rows)
     _insert(conn, TimelineGap, gap_rows)
     _insert(conn, TimelineSpan, _span_rows(trace_id, scan.longs, lane_ids))
     _insert(conn, TimelineName, _name_rows(trace_id, scan.names))
@@ -138,14 +142,14 @@ def _pyramid(events: list[Row], levels: int) -> list[list[Block]]:
 
 def _block_rows(
     trace_id: str, lane: int, pyramid: list[list[Block]], first: int
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[tuple[Any, ...]]:
+    """Rows in `_BLOCK_COLUMNS` order (tuples: a large trace has hundreds of thousands)."""
     for level, blocks in enumerate(pyramid, start=first):
         for b in blocks:
-            yield {
-                "trace_id": trace_id, "level": level, "dclass": length_class(b.end - b.start),
-                "start_ns": b.start, "lane": lane, "end_ns": b.end, "events": b.events,
-                "children": b.children, "busy_ns": b.busy, "top_name": b.top,
-            }  # fmt: skip
+            yield (
+                trace_id, level, length_class(b.end - b.start), b.start, lane, b.end, b.events,
+                b.children, b.busy, b.top,
+            )  # fmt: skip
 
 
 def _lane_row(

@@ -79,30 +79,30 @@ def first_level(events: Sequence[tuple[int, int, str, int, int | None]]) -> list
     """Level 1 from a lane's events `(start, end, name, id, correlation)` sorted by start.
 
     Busy time is the union of the intervals (nested or overlapping events count once);
-    the dominant name is the one with the most summed duration in the block.
+    the dominant name is the one with the most summed duration in the block. The open
+    block lives in local variables: this loop runs once per event of the trace.
     """
     gap = level_width(1)
     blocks: list[Block] = []
     weights: dict[str, int] = {}
-    cur: Block | None = None
+    opened = False
+    first = cur_start = cur_end = count = busy = 0
     for i, (start, end, name, _id, _corr) in enumerate(events):
-        if cur is not None and start - cur.end < gap:
-            if end > cur.end:
-                cur.busy += end - max(start, cur.end)
-                cur.end = end
-            cur.events += 1
+        if opened and start - cur_end < gap:
+            if end > cur_end:
+                busy += end - (start if start > cur_end else cur_end)
+                cur_end = end
+            count += 1
             weights[name] = weights.get(name, 0) + end - start
             continue
-        if cur is not None:
-            cur.top = max(weights, key=weights.__getitem__)
-            blocks.append(cur)
-        cur = Block(start, end, 1, end - start, 1, name, i)
+        if opened:
+            top = max(weights, key=weights.__getitem__)
+            blocks.append(Block(cur_start, cur_end, count, busy, count, top, first))
+        opened, first, cur_start, cur_end, count, busy = True, i, start, end, 1, end - start
         weights = {name: end - start}
-    if cur is not None:
-        cur.top = max(weights, key=weights.__getitem__)
-        blocks.append(cur)
-    for b in blocks:
-        b.children = b.events
+    if opened:
+        top = max(weights, key=weights.__getitem__)
+        blocks.append(Block(cur_start, cur_end, count, busy, count, top, first))
     return blocks
 
 

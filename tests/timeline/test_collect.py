@@ -1,0 +1,98 @@
+"""The index is collected from the event rows while they are inserted: the result must not
+depend on row order or batching, must break launch ties as the read-back did, and must
+equal a rebuild from the stored events on both databases."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+
+from backend.services.event_store import COLUMNS
+from backend.services.timeline_collect import Collected, TimelineCollector
+from backend.services.timeline_index import build_timeline_index
+from ingest import parse_file
+from tests.timeline.conftest import H200, Ingest
+
+REPO = Path(__file__).resolve().parents[2]
+NSYS = REPO / "tests" / "data" / "nsys" / "train_step.sqlite"
+_INDEX_TABLES = ("timeline_lanes", "timeline_blocks", "timeline_spans", "timeline_gaps")
+
+
+def _rows(path: Path) -> list[tuple[Any, ...]]:
+    """The event rows `insert_events` would write (ids from 1, args left out)."""
+    return [
+        (i, "t", e.kind.value, e.name, e.start_ns, e.dur_ns, e.rank, e.device, e.stream, e.pid,
+         e.tid, e.correlation, None)
+        for i, e in enumerate(parse_file(path).events, start=1)
+    ]  # fmt: skip
+
+
+def _collect(batches: list[list[tuple[Any, ...]]]) -> Collected:
+    collector = TimelineCollector()
+    for batch in batches:
+        collector.add(batch)
+    return collector.finish()
+
+
+def _comparable(c: Collected) -> dict[str, Any]:
+    return {
+        "lanes": c.lanes, "names": c.names, "comm": c.comm, "first_kernel": c.first_kernel,
+        "launches": dict(c.launches), "longs": sorted(c.longs),
+        "runtime": {t: sorted(v) for t, v in c.runtime.items()},
+        "sync": {t: sorted(v) for t, v in c.sync.items()},
+    }  # fmt: skip
+
+
+def test_row_order_and_batching_do_not_change_what_is_collected() -> None:
+    assert len(COLUMNS) == 13 and COLUMNS[0] == "id"
+    for path in (NSYS, H200):
+        rows = _rows(path)
+        expected = _comparable(_collect([rows]))
+        assert expected["launches"] and expected["first_kernel"] and expected["sync"]
+        shuffled = rows[:]
+        random.Random(3).shuffle(shuffled)
+        batches = [shuffled[i : i + 777] for i in range(0, len(shuffled), 777)]
+        assert _comparable(_collect(batches)) == expected, path.name
+
+
+def test_a_shared_correlation_launches_from_the_latest_call() -> None:
+    def call(event_id: int, start: int, tid: int) -> tuple[Any, ...]:
+        return (event_id, "t", "runtime", "cudaLaunchKernel", start, 10, None, None, None, 1,
+                tid, 42, None)  # fmt: skip
+
+    rows = [call(5, 300, 1), call(9, 300, 2), call(7, 100, 1)]
+    for order in (rows, rows[::-1]):
+        launch = _collect([order]).launches[(None, 42)]
+        assert (launch.id, launch.start, launch.thread) == (9, 300, (None, 1, 2))
+    assert list(_collect([rows]).launches) == [(None, 42)]
+
+
+def _index(engine: Engine, trace_id: str) -> dict[str, list[str]]:
+    with engine.connect() as conn:
+        return {
+            table: sorted(
+                map(
+                    str,
+                    conn.execute(
+                        text(f"SELECT * FROM {table} WHERE trace_id = :t"), {"t": trace_id}
+                    ),
+                )
+            )
+            for table in _INDEX_TABLES
+        }
+
+
+def test_the_ingest_index_equals_a_rebuild_from_the_stored_events(
+    ingested: Ingest, engine: Engine
+) -> None:
+    for path in (NSYS, H200):
+        trace_id = ingested(path)
+        at_ingest = _index(engine, trace_id)
+        assert all(at_ingest.values())
+        with engine.begin() as conn:
+            build_timeline_index(conn, trace_id)
+        assert _index(engine, trace_id) == at_ingest, path.name
