@@ -58,13 +58,18 @@ def _new_ids(conn: Connection) -> Iterator[int]:
 
 
 def _sequence_blocks(conn: Connection) -> Iterator[list[int]]:
-    """Blocks of `BATCH_SIZE` values of the events' id sequence (one query per block)."""
+    """Blocks of `BATCH_SIZE` values of the events' id sequence (one query per block, read
+    through the driver: SQLAlchemy's row objects cost more than the query)."""
     sql = (
         "SELECT nextval(pg_get_serial_sequence('events', 'id')) "
         f"FROM generate_series(1, {BATCH_SIZE})"
     )
-    while True:
-        yield [i for (i,) in conn.exec_driver_sql(sql)]
+    cursor: Any = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        while True:
+            yield [i for (i,) in cursor.execute(sql).fetchall()]
+    finally:
+        cursor.close()
 
 
 _KIND_TEXT = {kind: kind.value for kind in EventKind}  # Enum.value is a slow descriptor

@@ -9,7 +9,7 @@ Public surface: `SummaryBuilder`, `MAX_GAPS`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from operator import add as _plus
 from typing import Any
 
@@ -196,11 +196,17 @@ class SummaryBuilder:
         }
 
     def _runtime_index(self) -> dict[Any, int]:
-        """Runtime call index by correlation id (keyed with the rank when ranks are known)."""
-        runtime: dict[Any, int] = {}
-        for i, (corr, rank) in enumerate(zip(self._cpu.rt_corr, self._cpu.rt_rank, strict=True)):
-            if corr != NONE:
-                runtime.setdefault(corr if rank == NONE else (rank, corr), i)
+        """Runtime call index by correlation id (keyed with the rank when ranks are known);
+        the first call wins when several share one. Built from the reversed columns, so
+        the dict's own overwrite keeps the first, without a Python loop per call."""
+        corrs, ranks = self._cpu.rt_corr, self._cpu.rt_rank
+        n = len(corrs)
+        keys: Sequence[Any] = corrs
+        if ranks.count(NONE) != n:
+            keys = [c if r == NONE else (r, c) for c, r in zip(corrs, ranks, strict=True)]
+        runtime: dict[Any, int] = dict(zip(reversed(keys), range(n - 1, -1, -1), strict=True))
+        for rank in {NONE, *ranks}:
+            runtime.pop(NONE if rank == NONE else (rank, NONE), None)
         return runtime
 
     def _launched(self, runtime: dict[Any, int]) -> Iterator[tuple[int | None, int, int, int]]:
