@@ -255,8 +255,8 @@ def _runtime_blocks(
     it = iter(rows)
     while chunk := list(islice(it, BLOCK_ROWS)):
         starts, ends, klasses, gtids, corrs, raws = zip(*chunk, strict=True)
-        pids = [None if g is None else (g >> 24) & 0xFFFFFF for g in gtids]
-        tids = [None if g is None else g & 0xFFFFFF for g in gtids]
+        threads = {g: (_pid(g), _tid(g)) for g in set(gtids)}  # a few threads, many calls
+        pids, tids = zip(*map(threads.__getitem__, gtids), strict=True)
         if backtraces:
             for key in zip(pids, corrs, strict=True):
                 backtraces.pop(key, None)

@@ -93,13 +93,15 @@ class CpuRanges:
 
     def add_runtime_block(self, block: EventBlock) -> None:
         """`add_runtime` for every row of a block, column by column (same ids, same order)."""
-        names = block.name
+        names, n = block.name, len(block)
         for name in dict.fromkeys(names):  # new names get ids in first-seen order
             if name not in self._name_ids:
                 self._name_id(name)
-        ranks = list(block.column(block.rank))
-        tids = block.column(block.tid)
-        keys: list[object] = [t if r is None else (r, t) for r, t in zip(ranks, tids, strict=True)]
+        tids = list(block.column(block.tid))
+        ranks: list[int | None] = [None] * n if block.rank is None else list(block.rank)
+        keys: list[object] = tids
+        if block.rank is not None:
+            keys = [t if r is None else (r, t) for r, t in zip(ranks, tids, strict=True)]
         threads = self._thread_ids
         for key, rank in dict(zip(keys, ranks, strict=True)).items():
             if key not in threads:
@@ -109,9 +111,8 @@ class CpuRanges:
         self.rt_end.extend(map(add, block.start_ns, block.dur_ns))
         self.rt_name.extend(map(self._name_ids.__getitem__, names))
         self.rt_thread.extend(map(threads.__getitem__, keys))
-        corrs = block.column(block.correlation)
-        self.rt_corr.extend([NONE if c is None else c for c in corrs])
-        self.rt_rank.extend([NONE if r is None else r for r in ranks])
+        self.rt_corr.extend(_filled(list(block.column(block.correlation))))
+        self.rt_rank.extend(_filled(ranks))
 
     def sweep(
         self, questions: Sequence[tuple[int, int]]
@@ -188,3 +189,10 @@ class CpuRanges:
                 slot[0], slot[1] = op_start[inner], op_name[inner]
             if last_rt != NONE and rt_end[last_rt] > t and self.rt_start[last_rt] > slot[2]:
                 slot[2], slot[3] = self.rt_start[last_rt], rt_name[last_rt]
+
+
+def _filled(values: list[int | None]) -> list[int]:
+    """The column with None as `NONE` (the copy skipped when there is no None)."""
+    if None not in values:
+        return values  # type: ignore[return-value]
+    return [NONE if v is None else v for v in values]
