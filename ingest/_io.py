@@ -68,21 +68,17 @@ class ByteStream:
             try:
                 while data := raw.read(self.chunk_size // 4):
                     self.raw_done = raw.tell()
-                    out = inflater.decompress(data, self.chunk_size)
-                    while True:
+                    while data:
+                        if inflater.eof:  # concatenated gzip members: the next one starts here
+                            inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+                        out = inflater.decompress(data, self.chunk_size)
                         if out:
                             self._count(len(out))
                             yield out
-                        if not inflater.unconsumed_tail:
-                            break
-                        out = inflater.decompress(inflater.unconsumed_tail, self.chunk_size)
-                    if inflater.eof and inflater.unused_data:  # concatenated gzip members
-                        rest = inflater.unused_data
-                        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
-                        out = inflater.decompress(rest, self.chunk_size)
-                        if out:
-                            self._count(len(out))
-                            yield out
+                        # Once a member ends, its leftover input is the next member, in
+                        # unused_data; unconsumed_tail may still hold the same bytes, and
+                        # feeding it to the ended inflater would never consume them.
+                        data = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
             except zlib.error as e:
                 raise ParseError(
                     f"gzip stream is corrupt: {e}", source=self.source, offset=self.decompressed
