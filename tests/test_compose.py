@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from backend.core.bind import check_bind
 from backend.core.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -390,6 +391,23 @@ def test_api_command_serves_without_embedded_worker(compose: dict[str, Any]) -> 
     assert int(option(args, "--port") or API_PORT) == API_PORT
     published = [str(port).rpartition(":")[2] for port in svc.get("ports") or []]
     assert str(API_PORT) in published, f"port {API_PORT} is not published: {published}"
+
+
+@pytest.mark.parametrize("auth", [None, "proxy"])
+def test_api_may_bind_its_host_with_its_settings(
+    auth: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`serve` refuses a non-loopback host with auth off; the api container's must pass,
+    with the compose default and with an operator's PERFDASH_AUTH on the host."""
+    for key in list(os.environ):
+        if key.startswith(ENV_PREFIX):
+            monkeypatch.delenv(key)
+    svc = service(load_compose({} if auth is None else {"PERFDASH_AUTH": auth}), "api")
+    for key, value in environment(svc).items():
+        monkeypatch.setenv(key, value)
+    settings = make_settings()
+    assert settings.auth == (auth or "password")
+    check_bind(option(argv(svc.get("command")), "--host") or "127.0.0.1", settings)
 
 
 @pytest.mark.parametrize("password", [None, "s3cret"])
