@@ -33,6 +33,7 @@ from backend.services.timeline_collect import Collected, Row, TimelineCollector
 from backend.services.timeline_gaps import Coverage, Gap, find_gaps
 from backend.services.timeline_lanes import DEVICE, GPU, LaneKey
 from backend.services.timeline_pyramid import (
+    LONG_NS,
     Block,
     first_level,
     length_class,
@@ -146,9 +147,11 @@ def _block_rows(
     """Rows in `_BLOCK_COLUMNS` order (tuples: a large trace has hundreds of thousands)."""
     for level, blocks in enumerate(pyramid, start=first):
         for b in blocks:
+            length = b.end - b.start
+            dclass = 0 if length <= LONG_NS else length_class(length)  # most are short
             yield (
-                trace_id, level, length_class(b.end - b.start), b.start, lane, b.end, b.events,
-                b.children, b.busy, b.top,
+                trace_id, level, dclass, b.start, lane, b.end, b.events, b.children, b.busy,
+                b.top,
             )  # fmt: skip
 
 

@@ -79,29 +79,39 @@ def first_level(events: Sequence[tuple[int, int, str, int, int | None]]) -> list
     """Level 1 from a lane's events `(start, end, name, id, correlation)` sorted by start.
 
     Busy time is the union of the intervals (nested or overlapping events count once);
-    the dominant name is the one with the most summed duration in the block. The open
-    block lives in local variables: this loop runs once per event of the trace.
+    the dominant name is the one with the most summed duration in the block (the first
+    seen among equals). This loop runs once per event of the trace, so the open block lives
+    in local variables and a block's per-name weights get a dict only once a second name
+    joins it (most blocks hold one name).
     """
     gap = level_width(1)
     blocks: list[Block] = []
-    weights: dict[str, int] = {}
+    weights: dict[str, int] | None = None
     opened = False
-    first = cur_start = cur_end = count = busy = 0
+    first = cur_start = cur_end = count = busy = weight = 0
+    top = ""
     for i, (start, end, name, _id, _corr) in enumerate(events):
         if opened and start - cur_end < gap:
             if end > cur_end:
                 busy += end - (start if start > cur_end else cur_end)
                 cur_end = end
             count += 1
+            if weights is None:
+                if name == top:
+                    weight += end - start
+                    continue
+                weights = {top: weight}
             weights[name] = weights.get(name, 0) + end - start
             continue
         if opened:
-            top = max(weights, key=weights.__getitem__)
+            if weights is not None:
+                top = max(weights, key=weights.__getitem__)
             blocks.append(Block(cur_start, cur_end, count, busy, count, top, first))
         opened, first, cur_start, cur_end, count, busy = True, i, start, end, 1, end - start
-        weights = {name: end - start}
+        top, weight, weights = name, end - start, None
     if opened:
-        top = max(weights, key=weights.__getitem__)
+        if weights is not None:
+            top = max(weights, key=weights.__getitem__)
         blocks.append(Block(cur_start, cur_end, count, busy, count, top, first))
     return blocks
 
@@ -114,22 +124,31 @@ def next_level(blocks: Iterable[Block], level: int) -> list[Block]:
     """
     gap = level_width(level)
     out: list[Block] = []
-    weights: dict[str, int] = {}
+    weights: dict[str, int] | None = None
     cur: Block | None = None
+    weight = 0
     for b in blocks:
         if cur is not None and b.start - cur.end < gap:
-            cur.end = max(cur.end, b.end)
+            if b.end > cur.end:
+                cur.end = b.end
             cur.busy += b.busy
             cur.events += b.events
             cur.children += 1
+            if weights is None:
+                if b.top == cur.top:
+                    weight += b.busy
+                    continue
+                weights = {cur.top: weight}
             weights[b.top] = weights.get(b.top, 0) + b.busy
             continue
         if cur is not None:
-            cur.top = max(weights, key=weights.__getitem__)
+            if weights is not None:
+                cur.top = max(weights, key=weights.__getitem__)
             out.append(cur)
         cur = Block(b.start, b.end, b.events, b.busy, 1, b.top)
-        weights = {b.top: b.busy}
+        weight, weights = b.busy, None
     if cur is not None:
-        cur.top = max(weights, key=weights.__getitem__)
+        if weights is not None:
+            cur.top = max(weights, key=weights.__getitem__)
         out.append(cur)
     return out
