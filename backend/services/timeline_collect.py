@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, groupby, repeat
-from operator import add, itemgetter
+from itertools import chain, compress, groupby, islice, repeat
+from operator import add, itemgetter, lt
 from typing import Any
 
 from backend.services import timeline_lanes as lanes_mod
@@ -62,6 +62,29 @@ class _Group:
         return map(add, self.starts, self.durs)
 
 
+class _Rows(Sequence[Row]):
+    """A group's rows as `Row` tuples made on demand, for a lane whose starts strictly
+    increase (then start order is the rows' sort order)."""
+
+    def __init__(self, group: _Group) -> None:
+        self._g = group
+
+    def __len__(self) -> int:
+        return len(self._g.starts)
+
+    def __getitem__(self, i: int) -> Row:  # type: ignore[override]
+        g = self._g
+        return g.starts[i], g.starts[i] + g.durs[i], g.names[i], g.ids[i], g.corrs[i]
+
+    def __iter__(self) -> Iterator[Row]:
+        g = self._g
+        return zip(g.starts, g.ends(), g.names, g.ids, g.corrs, strict=True)
+
+
+def _increasing(values: list[int]) -> bool:
+    return all(map(lt, values, islice(values, 1, None)))
+
+
 class _Launches(Mapping[LaunchKey, Launch]):
     """The runtime call of each (rank, correlation), as a `Launch` built only for the keys
     a gap asks about (a million launches would otherwise be a million objects)."""
@@ -90,7 +113,7 @@ class _Launches(Mapping[LaunchKey, Launch]):
 class Collected:
     """Everything the index build reads, per lane and per thread."""
 
-    lanes: dict[LaneKey, list[Row]] = field(default_factory=dict)  # sorted rows
+    lanes: dict[LaneKey, Sequence[Row]] = field(default_factory=dict)  # sorted rows
     names: dict[tuple[str, str], list[int]] = field(
         default_factory=dict
     )  # count, total, first, last
@@ -161,6 +184,9 @@ class TimelineCollector:
                 if synced:
                     out.sync.setdefault(thread, []).extend(synced)
         for key, groups in by_lane.items():
+            if len(groups) == 1 and _increasing(groups[0].starts):
+                out.lanes[key] = _Rows(groups[0])  # already in row order: no tuples kept
+                continue
             rows = chain.from_iterable(
                 zip(g.starts, g.ends(), g.names, g.ids, g.corrs, strict=True) for g in groups
             )

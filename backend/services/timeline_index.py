@@ -10,7 +10,7 @@ Public surface: `write_timeline_index`, `build_timeline_index`.
 """
 
 import heapq
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from typing import Any
 
@@ -125,16 +125,16 @@ def _gap_row(trace_id: str, lane: int, gap: Gap) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _device_lanes(lanes: dict[LaneKey, list[Row]]) -> dict[LaneKey, list[Row]]:
+def _device_lanes(lanes: dict[LaneKey, Sequence[Row]]) -> dict[LaneKey, list[Row]]:
     """Hidden lanes: all GPU work of a device merged, for the utilisation strip."""
-    by_device: dict[LaneKey, list[list[Row]]] = {}
+    by_device: dict[LaneKey, list[Sequence[Row]]] = {}
     for key, rows in lanes.items():
         if key.family == GPU:
             by_device.setdefault(LaneKey(DEVICE, key.rank, key.a, None), []).append(rows)
     return {key: list(heapq.merge(*streams)) for key, streams in by_device.items()}
 
 
-def _pyramid(events: list[Row], levels: int) -> list[list[Block]]:
+def _pyramid(events: Sequence[Row], levels: int) -> list[list[Block]]:
     pyramid = [first_level(events)]
     for level in range(2, levels + 1):
         pyramid.append(next_level(pyramid[-1], level))
@@ -159,7 +159,7 @@ def _lane_row(
     trace_id: str,
     lane: int,
     key: LaneKey,
-    events: list[Row],
+    events: Sequence[Row],
     pyramid: list[list[Block]],
     scan: Collected,
     queues: dict[int, object],
