@@ -164,6 +164,12 @@ def wait_ready(client: httpx.Client, ids: list[str], timeout_s: float) -> dict[s
             return states
         if time.monotonic() > deadline:
             return states
+        if int(time.monotonic()) % 60 < 2:
+            say(
+                ", ".join(
+                    f"{k}: {v}" for k, v in Counter(s["status"] for s in states.values()).items()
+                )
+            )
         time.sleep(2)
 
 
@@ -388,7 +394,16 @@ def report(stats: Stats, statuses: dict[str, Counter[str]], facts: list[str]) ->
         print(f"| {route} | {sum(counts.values())} | {codes} |")
 
 
+def say(message: str) -> None:
+    """Progress on stderr; the report goes to stdout at the end."""
+    print(f"{datetime.now(UTC):%H:%M:%S} {message}", file=sys.stderr, flush=True)
+
+
 def main() -> None:
+    # Ctrl-C or a plain `kill` stops the server, workers and broker and drops the database
+    # (a background job's SIGINT may be ignored, and SIGTERM would skip the cleanup).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--duration", type=float, default=60.0)
@@ -430,13 +445,16 @@ def run(
 ) -> list[str]:  # fmt: skip
     """Seed, record, load for `duration`, wait for ingest, count; returns the header lines."""
     token = create_token(env)
+    say("ingesting the browse traces")
     with httpx.Client(base_url=base, timeout=600) as client:
         seeded = [str(upload(client, p, token).json()["id"]) for p in BROWSE]
         states = wait_ready(client, seeded, 600)
         if any(s["status"] != "ready" for s in states.values()):
             raise SystemExit(f"browse traces did not ingest: {states}")
         base_events = sum(states[seeded[0]]["event_counts"].values())
+    say("recording the requests of each view in Chromium")
     views = record_views(base, seeded)
+    say(f"load for {args.duration:.0f} s")
 
     load_before = os.getloadavg()
     loads: list[float] = []
@@ -467,6 +485,7 @@ def run(
     stop.set()
     load_window = list(loads)
 
+    say(f"waiting for {len(upload_ids[0])} uploads to be ingested")
     t_ingest = time.monotonic()
     with httpx.Client(base_url=base, timeout=60) as client:
         final = wait_ready(client, upload_ids[0], args.ingest_timeout)
@@ -475,7 +494,7 @@ def run(
     sent, answered = pushed[0]
     ready = [s for s in final.values() if s["status"] == "ready"]
     counts = sorted({sum(s["event_counts"].values()) for s in ready})
-    size_mb = statistics.mean(p.stat().st_size for p in uploads) / 1e6
+    size_mb = statistics.mean(p.stat().st_size for p in uploads) / 1e6 if uploads else 0.0
     return [
         f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC  {platform.node()}  {os.cpu_count()} CPUs  "
         f"python {platform.python_version()}",
