@@ -9,6 +9,8 @@ alike. For each request it resolves the caller (`backend.services.auth.resolve`)
   endpoints (`/_dash-update-component`) alike;
 - with AUTH on, turns away anonymous callers: a browser navigation (GET asking for HTML)
   is redirected to `/login?next=...`, anything else gets 401;
+- refuses a multipart body (a trace upload) from a caller who may not upload before a
+  byte of it is read: FastAPI spools forms before route dependencies run;
 - after a proxy sign-in, sets the session cookies on the response and puts them into
   the request's own `Cookie` header, so the pages' calls to the API (which forward that
   header) already carry the session;
@@ -32,6 +34,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from backend.api.cookies import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, session_cookie_headers
 from backend.api.errors import DATABASE_UNAVAILABLE, database_unavailable_response, status_of
 from backend.api.errors import headers as error_headers
+from backend.api.limits import is_multipart
 from backend.core.config import Settings, get_settings
 from backend.core.db import get_engine
 from backend.services.auth import (
@@ -42,6 +45,7 @@ from backend.services.auth import (
     resolve,
 )
 from backend.services.errors import ServiceError
+from backend.services.permissions import UPLOAD_TRACE, authorize
 from backend.services.sessions import NewSession
 
 OPEN_PATHS = frozenset(
@@ -98,6 +102,10 @@ def _rewrite_headers(scope: Scope, settings: Settings, new: NewSession | None) -
     scope["headers"] = kept
 
 
+def _refusal(error: ServiceError) -> Response:
+    return JSONResponse({"detail": str(error)}, status_of(error), headers=error_headers(error))
+
+
 class AuthGate:
     """Resolve the caller of every request and turn away those who may not pass."""
 
@@ -115,8 +123,7 @@ class AuthGate:
                 Resolution() if creds.empty else await run_in_threadpool(_resolve, creds, settings)
             )
         except ServiceError as e:
-            reply = JSONResponse({"detail": str(e)}, status_of(e), headers=error_headers(e))
-            await reply(scope, receive, send)
+            await _refusal(e)(scope, receive, send)
             return
         except DATABASE_UNAVAILABLE as e:  # tokens and sessions live in the database
             await database_unavailable_response(scope["method"], scope["path"], e)(
@@ -142,6 +149,12 @@ class AuthGate:
             reply = JSONResponse({"detail": detail}, 401, headers={"WWW-Authenticate": "Bearer"})
             await reply(scope, receive, send)
             return
+        if is_multipart(scope) and scope["path"].startswith("/api/"):
+            try:
+                authorize(identity, UPLOAD_TRACE, settings.auth)
+            except ServiceError as e:
+                await _refusal(e)(scope, receive, send)
+                return
         scope.setdefault("state", {})[IDENTITY_KEY] = identity
         _rewrite_headers(scope, settings, found.new_session)
         await self.app(scope, receive, send)

@@ -1,9 +1,11 @@
-"""Request body limit for the JSON endpoints under `/api/`, as a pure ASGI middleware.
+"""Request body limits under `/api/`, as a pure ASGI middleware.
 
 FastAPI reads a JSON body whole into memory before validating it, so a 2 GB body to
-`/api/v1/metrics` would be held in RAM. This refuses it with 413 as soon as the declared
-`Content-Length`, or the bytes actually received, pass `MAX_JSON_BYTES`. Multipart uploads
-are exempt: the trace upload streams to the blob store under its own `MAX_UPLOAD_BYTES`.
+`/api/v1/metrics` would be held in RAM; and it spools a multipart body to a temporary file
+before the route runs, so an endless upload would fill the disk before the route's own
+size check. This refuses either with 413 as soon as the declared `Content-Length`, or the
+bytes actually received, pass the limit: `MAX_JSON_BYTES` for JSON, `MAX_UPLOAD_BYTES` plus
+room for the multipart framing for trace uploads (the route then checks the file sizes).
 """
 
 import contextlib
@@ -14,6 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from backend.core.config import get_settings
 
 _PREFIX = "/api/"
+MULTIPART_FRAMING_BYTES = 4 * 1024 * 1024  # part headers and form fields around the files
 
 
 class _BodyTooLarge(Exception):
@@ -21,7 +24,7 @@ class _BodyTooLarge(Exception):
 
 
 class BodySizeLimit:
-    """Answer 413 to an `/api/` request whose non-multipart body exceeds MAX_JSON_BYTES."""
+    """Answer 413 to an `/api/` request whose body exceeds its kind's limit."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -31,17 +34,20 @@ class BodySizeLimit:
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        if headers.get(b"content-type", b"").startswith(b"multipart/form-data"):
-            await self.app(scope, receive, send)
-            return
-        limit = get_settings().max_json_bytes
+        settings = get_settings()
+        if is_multipart(scope):
+            limit, setting = settings.max_upload_bytes + MULTIPART_FRAMING_BYTES, "MAX_UPLOAD_BYTES"
+        else:
+            limit, setting = settings.max_json_bytes, "MAX_JSON_BYTES"
         declared = headers.get(b"content-length", b"")
         if declared.isdigit() and int(declared) > limit:
-            await _reject(send, limit)
+            await _reject(send, limit, setting)
             return
-        await self._guarded(scope, receive, send, limit)
+        await self._guarded(scope, receive, send, limit, setting)
 
-    async def _guarded(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+    async def _guarded(
+        self, scope: Scope, receive: Receive, send: Send, limit: int, setting: str
+    ) -> None:
         """Count the bytes of a chunked (or lying) body as they arrive.
 
         FastAPI turns an error while reading the body into its own 400, so once the limit
@@ -70,12 +76,18 @@ class BodySizeLimit:
         with contextlib.suppress(_BodyTooLarge):  # FastAPI may also have answered 400
             await self.app(scope, counting_receive, watching_send)
         if too_large and not started:
-            await _reject(send, limit)
+            await _reject(send, limit, setting)
 
 
-async def _reject(send: Send, limit: int) -> None:
+def is_multipart(scope: Scope) -> bool:
+    """Whether the request carries a multipart form (a trace upload)."""
+    content_type: bytes = dict(scope["headers"]).get(b"content-type", b"")
+    return content_type.startswith(b"multipart/form-data")
+
+
+async def _reject(send: Send, limit: int, setting: str) -> None:
     body = json.dumps(
-        {"detail": f"the request body is larger than the {limit}-byte limit (MAX_JSON_BYTES)"}
+        {"detail": f"the request body is larger than the {limit}-byte limit ({setting})"}
     ).encode()
     await send(
         {

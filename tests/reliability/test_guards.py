@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -18,6 +20,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from backend.api.deps import MAX_OFFSET
+from backend.api.limits import MULTIPART_FRAMING_BYTES
 from backend.core.bind import UnsafeBindError, check_bind
 from backend.core.config import Settings
 from backend.services.rate_limit import token_buckets
@@ -179,3 +182,75 @@ def test_the_schema_bounds_every_offset_and_limit(client: TestClient) -> None:
     }
     assert len(paged) >= 10
     assert {k: s.get("maximum") is not None for k, s in paged.items()} == dict.fromkeys(paged, True)
+
+
+def _post_upload_asgi(
+    app: Any, headers: list[tuple[bytes, bytes]], body: bytes, chunk: int = 64 * 1024
+) -> tuple[int, int]:
+    """POST `body` to /api/v1/traces straight through the ASGI app, a chunk per receive();
+    return the status and how many body bytes the app pulled before answering."""
+    pulled, status = 0, 0
+    pieces = [body[i : i + chunk] for i in range(0, len(body), chunk)] or [b""]
+
+    async def receive() -> dict[str, Any]:
+        nonlocal pulled
+        if not pieces:
+            return {"type": "http.disconnect"}
+        piece = pieces.pop(0)
+        pulled += len(piece)
+        return {"type": "http.request", "body": piece, "more_body": bool(pieces)}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start" and not status:
+            status = message["status"]
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/api/v1/traces", "raw_path": b"/api/v1/traces",
+        "query_string": b"", "root_path": "", "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000), "headers": headers,
+    }  # fmt: skip
+    asyncio.run(app(scope, receive, send))
+    return status, pulled
+
+
+def _multipart(size: int) -> tuple[bytes, bytes]:
+    boundary = b"pdboundary"
+    body = (
+        b"--" + boundary + b'\r\nContent-Disposition: form-data; name="file"; filename="t.json"'
+        b"\r\nContent-Type: application/octet-stream\r\n\r\n" + b"x" * size + b"\r\n--"
+        + boundary + b"--\r\n"
+    )  # fmt: skip
+    return body, b"multipart/form-data; boundary=" + boundary
+
+
+def test_an_upload_from_a_caller_who_may_not_upload_is_refused_before_its_body_is_read(
+    client: TestClient, engine: Engine
+) -> None:
+    with Session(engine) as session:
+        metrics_only, _ = create_token(session, "ci-metrics", ["metrics:write"])
+        uploader, _ = create_token(session, "ci-traces", ["traces:write"])
+    body, content_type = _multipart(1024 * 1024)
+    for token, expected, reads_body in ((metrics_only, 403, False), (uploader, 202, True)):
+        headers = [(b"content-type", content_type), (b"authorization", f"Bearer {token}".encode())]
+        status, pulled = _post_upload_asgi(client.app, headers, body)
+        assert status == expected
+        assert (pulled == len(body)) if reads_body else pulled == 0
+
+
+def test_an_upload_body_past_the_upload_limit_is_cut_off_while_streaming(
+    client: TestClient, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(settings, "max_upload_bytes", 1024)
+    body, content_type = _multipart(MULTIPART_FRAMING_BYTES + 8 * 1024 * 1024)
+    status, pulled = _post_upload_asgi(client.app, [(b"content-type", content_type)], body)
+    assert status == 413
+    assert pulled <= MULTIPART_FRAMING_BYTES + 1024 + 64 * 1024  # one chunk past the limit
+    declared = client.post(
+        "/api/v1/traces",
+        content=body,
+        headers={"content-type": content_type.decode(), "content-length": str(len(body))},
+    )
+    assert declared.status_code == 413
+    assert "(MAX_UPLOAD_BYTES)" in declared.json()["detail"]
