@@ -6,9 +6,11 @@ The benchmarks run as scripts (`python perf/bench_x.py`), so this imports as `_b
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -98,3 +100,16 @@ def private_redis(workdir: Path) -> Iterator[str]:
 
 
 PYTHON = sys.executable
+
+
+def stop_process_group(proc: subprocess.Popen[bytes], grace_s: float = 30.0) -> None:
+    """SIGTERM the process's whole group (a server and the workers it spawned), wait up to
+    `grace_s` for its leader, then SIGKILL whatever of the group is left (pool children
+    that outlive their parent). A group that is already gone is fine."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace_s)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)

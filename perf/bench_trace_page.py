@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import signal
 import socket
 import statistics
 import subprocess
@@ -28,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+from _bench import stop_process_group
 from playwright.sync_api import Page, sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
@@ -156,8 +156,7 @@ def main() -> None:
             views = _time_views(base, trace_id, args.runs)
             api = _time_api(base, trace_id, args.runs)
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=30)
+            stop_process_group(proc)
     print(
         f"{datetime.now(UTC):%Y-%m-%d} {platform.machine()} {os.cpu_count()} cores; "
         f"{args.trace.name}: {sum(counts.values()):,} events, ingest {ingest_s:.1f} s"

@@ -48,7 +48,14 @@ from typing import Any
 
 import httpx
 import psycopg
-from _bench import REPO, free_port, perfdash_env, private_redis, scratch_postgres
+from _bench import (
+    REPO,
+    free_port,
+    perfdash_env,
+    private_redis,
+    scratch_postgres,
+    stop_process_group,
+)
 from load_traces import build_copies
 
 from workers.http_retry import send_with_retry
@@ -107,14 +114,7 @@ def spawn(args: list[str], env: dict[str, str], log: Path) -> Iterator[subproces
     try:
         yield proc
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=60)
-        except ProcessLookupError:
-            pass
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        stop_process_group(proc, grace_s=60)
 
 
 def wait_healthy(base: str, proc: subprocess.Popen[bytes], log: Path) -> None:

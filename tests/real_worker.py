@@ -47,10 +47,17 @@ def worker_process(queues: str, log_path: Path) -> Iterator[subprocess.Popen[byt
         try:
             yield proc
         finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
+            stop_process_group(proc)
+
+
+def stop_process_group(proc: subprocess.Popen[bytes], grace_s: float = 30.0) -> None:
+    """SIGTERM the process's whole group (a server and the workers it spawned), wait up to
+    `grace_s` for its leader, then SIGKILL whatever of the group is left (pool children
+    that outlive their parent). A group that is already gone is fine."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace_s)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)

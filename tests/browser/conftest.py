@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Response, sync_playwright
+
+from tests.real_worker import stop_process_group
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -92,14 +93,8 @@ def _wait_healthy(server: Server) -> None:
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the whole group (uvicorn and the worker it spawned), then SIGKILL stragglers."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=20)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=10)
+    """Stop uvicorn and the worker it spawned."""
+    stop_process_group(process, grace_s=20)
 
 
 def _spawn(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:

@@ -28,6 +28,7 @@ import redis
 
 from backend.core.config import Settings
 from tests.conftest import _clear_caches
+from tests.real_worker import stop_process_group
 
 REDIS_DB = 17
 REDIS_SERVER = shutil.which("redis-server")
@@ -123,13 +124,7 @@ class Workers:
 
     def stop_all(self) -> None:
         for proc in self.procs:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(timeout=30)
-            except ProcessLookupError:
-                continue
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+            stop_process_group(proc)
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -27,6 +26,7 @@ import httpx
 import psycopg
 import pytest
 
+from tests.real_worker import stop_process_group
 from tests.reliability.conftest import PrivatePostgres, free_port
 
 pytestmark = pytest.mark.postgres
@@ -113,13 +113,7 @@ def serve(database_url: str, tmp_path: Path) -> Iterator[tuple[str, Path]]:
             time.sleep(0.2)
         yield url, log_path
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        stop_process_group(proc)
 
 
 def test_pushes_survive_postgres_restarts_and_store_every_point_once(
