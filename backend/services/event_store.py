@@ -14,6 +14,7 @@ Public surface: `insert_events`, `COLUMNS`, `Row`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from itertools import chain, count, islice, repeat
 from typing import Any
 
@@ -45,16 +46,24 @@ def insert_events(
     `on_batch(total_so_far)` is called after each batch (progress reporting); `sink(rows)`
     receives each batch of written rows (`COLUMNS` order, ids included).
     """
-    rows = _rows(trace_id, events, _new_ids(conn))
-    return bulk_insert(conn, "events", COLUMNS, rows, on_batch=on_batch, sink=sink)
+    with _new_ids(conn) as ids:
+        rows = _rows(trace_id, events, ids)
+        return bulk_insert(conn, "events", COLUMNS, rows, on_batch=on_batch, sink=sink)
 
 
-def _new_ids(conn: Connection) -> Iterator[int]:
-    """Unused event ids, in increasing order."""
+@contextmanager
+def _new_ids(conn: Connection) -> Iterator[Iterator[int]]:
+    """Unused event ids, in increasing order.
+
+    On PostgreSQL they come from a second, autocommit connection: the ingest's own is busy
+    with one COPY while rows are made, and `nextval` is not transactional anyway.
+    """
     if conn.dialect.name != "postgresql":
         largest = conn.exec_driver_sql("SELECT coalesce(max(id), 0) FROM events").scalar()
-        return count(int(largest or 0) + 1)
-    return chain.from_iterable(_sequence_blocks(conn))
+        yield count(int(largest or 0) + 1)
+        return
+    with conn.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as other:
+        yield chain.from_iterable(_sequence_blocks(other))
 
 
 def _sequence_blocks(conn: Connection) -> Iterator[list[int]]:
