@@ -12,11 +12,12 @@ earliest (start, id), and when two runtime calls share a (rank, correlation), th
 is the latest (start, id) one, which is what the former read-back in
 (trace_id, kind, start_ns) index order gave on SQLite.
 
-Public surface: `TimelineCollector`, `Collected`, `Row`, `Thread`.
+Public surface: `TimelineCollector`, `Collected`, `Lane`, `Row`, `Thread`.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, groupby, islice, repeat
@@ -42,24 +43,33 @@ GroupKey = tuple[str, int | None, int | None, int | None, int | None, int | None
 
 
 class _Group:
-    """The rows of one (kind, rank, device, stream, pid, tid), as columns."""
+    """The rows of one (kind, rank, device, stream, pid, tid), as columns (integers in
+    `array('q')`: 8 bytes a value, where a list of ints costs 40)."""
 
     __slots__ = ("corrs", "durs", "ids", "names", "starts")
 
     def __init__(self) -> None:
-        self.starts: list[int] = []
-        self.durs: list[int] = []
+        self.starts = array("q")
+        self.durs = array("q")
         self.names: list[str] = []
-        self.ids: list[int] = []
+        self.ids = array("q")
         self.corrs: list[int | None] = []
 
     def extend(self, rows: list[tuple[Any, ...]]) -> None:
-        columns: tuple[list[Any], ...] = (self.starts, self.durs, self.names, self.ids, self.corrs)
+        columns: tuple[array[int] | list[Any], ...] = (
+            self.starts, self.durs, self.names, self.ids, self.corrs,
+        )  # fmt: skip
         for column, get in zip(columns, _COLUMNS, strict=True):
             column.extend(map(get, rows))
 
     def ends(self) -> Iterator[int]:
         return map(add, self.starts, self.durs)
+
+    def clear(self) -> None:
+        for ints in (self.starts, self.durs, self.ids):
+            del ints[:]
+        self.names.clear()
+        self.corrs.clear()
 
 
 class _Rows(Sequence[Row]):
@@ -81,8 +91,36 @@ class _Rows(Sequence[Row]):
         return zip(g.starts, g.ends(), g.names, g.ids, g.corrs, strict=True)
 
 
-def _increasing(values: list[int]) -> bool:
+def _increasing(values: Sequence[int]) -> bool:
     return all(map(lt, values, islice(values, 1, None)))
+
+
+class Lane:
+    """One lane's rows, sorted only when the index build reaches the lane: a trace's lanes
+    are then never all in memory as tuples at once."""
+
+    def __init__(self, groups: list[_Group]) -> None:
+        self._groups = groups
+        self._rows: Sequence[Row] | None = None
+        self.first_start = min(min(g.starts) for g in groups)
+        # The end of the last row in sort order (start, end, name, id).
+        last = max(max(zip(g.starts, g.ends(), g.names, g.ids, strict=True)) for g in groups)
+        self.last_end: int = last[1]
+
+    def rows(self) -> Sequence[Row]:
+        """The rows sorted (made once; the columns are let go once copied into tuples)."""
+        if self._rows is None:
+            groups = self._groups
+            if len(groups) == 1 and _increasing(groups[0].starts):
+                self._rows = _Rows(groups[0])  # already in row order: no tuples kept
+            else:
+                rows = chain.from_iterable(
+                    zip(g.starts, g.ends(), g.names, g.ids, g.corrs, strict=True) for g in groups
+                )
+                self._rows = sorted(rows)
+                for g in groups:
+                    g.clear()
+        return self._rows
 
 
 class _Launches(Mapping[LaunchKey, Launch]):
@@ -91,9 +129,9 @@ class _Launches(Mapping[LaunchKey, Launch]):
 
     def __init__(self) -> None:
         self.index: dict[int | None, dict[int | None, int]] = {}  # rank -> corr -> call
-        self.ids: list[int] = []
-        self.starts: list[int] = []
-        self.durs: list[int] = []
+        self.ids = array("q")
+        self.starts = array("q")
+        self.durs = array("q")
         self.threads: list[Thread] = []
 
     def __getitem__(self, key: LaunchKey) -> Launch:
@@ -113,10 +151,9 @@ class _Launches(Mapping[LaunchKey, Launch]):
 class Collected:
     """Everything the index build reads, per lane and per thread."""
 
-    lanes: dict[LaneKey, Sequence[Row]] = field(default_factory=dict)  # sorted rows
-    names: dict[tuple[str, str], list[int]] = field(
-        default_factory=dict
-    )  # count, total, first, last
+    lanes: dict[LaneKey, Lane] = field(default_factory=dict)
+    # (kind, name) -> [count, total ns, first start, last end]
+    names: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     launches: Mapping[LaunchKey, Launch] = field(default_factory=dict)
     runtime: dict[Thread, list[tuple[int, int]]] = field(default_factory=dict)
     sync: dict[Thread, list[tuple[int, int]]] = field(default_factory=dict)
@@ -183,16 +220,9 @@ class TimelineCollector:
                 synced = list(compress(zip(group.starts, group.ends(), strict=True), is_sync))
                 if synced:
                     out.sync.setdefault(thread, []).extend(synced)
-        for key, groups in by_lane.items():
-            if len(groups) == 1 and _increasing(groups[0].starts):
-                out.lanes[key] = _Rows(groups[0])  # already in row order: no tuples kept
-                continue
-            rows = chain.from_iterable(
-                zip(g.starts, g.ends(), g.names, g.ids, g.corrs, strict=True) for g in groups
-            )
-            out.lanes[key] = sorted(rows)
+        out.launches = _launch_calls(calls)  # copies what it needs of the runtime columns
+        out.lanes = {key: Lane(groups) for key, groups in by_lane.items()}
         out.first_kernel = {key: event_id for key, (_, event_id) in first_kernel.items()}
-        out.launches = _launch_calls(calls)
         self._groups = {}
         return out
 

@@ -29,7 +29,7 @@ from backend.models.timeline import (
     table_of,
 )
 from backend.services import timeline_lanes as lanes_mod
-from backend.services.timeline_collect import Collected, Row, TimelineCollector
+from backend.services.timeline_collect import Collected, Lane, Row, TimelineCollector
 from backend.services.timeline_gaps import Coverage, Gap, find_gaps
 from backend.services.timeline_lanes import DEVICE, GPU, LaneKey
 from backend.services.timeline_pyramid import (
@@ -70,7 +70,7 @@ def build_timeline_index(conn: Connection, trace_id: str) -> None:
 
 
 def write_timeline_index(conn: Connection, trace_id: str, scan: Collected) -> None:
-    """Replace the trace's index with one built from `scan`.
+    """Replace the trace's index with one built from `scan` (which this consumes).
 
     Args:
         conn: the ingest transaction's connection (the index commits with the events).
@@ -84,27 +84,34 @@ def write_timeline_index(conn: Connection, trace_id: str, scan: Collected) -> No
     keys = sorted(scan.lanes, key=lanes_mod.sort_key)
     devices = _device_lanes(scan.lanes)
     lane_ids = {key: i for i, key in enumerate([*keys, *devices])}
-    span = max(r[-1][1] for r in scan.lanes.values()) - min(r[0][0] for r in scan.lanes.values())
+    lanes = scan.lanes.values()
+    span = max(lane.last_end for lane in lanes) - min(lane.first_start for lane in lanes)
     levels = level_count(span)
     queues = _queues(conn, [scan.first_kernel[k] for k in keys if k in scan.first_kernel])
     multi_rank = len({k.rank for k in keys if k.rank is not None}) > 1
     runtime = {t: Coverage(iv) for t, iv in scan.runtime.items()}
     sync = {t: Coverage(iv) for t, iv in scan.sync.items()}
     lane_rows: list[dict[str, Any]] = []
-    block_rows: list[tuple[Any, ...]] = []
     gap_rows: list[dict[str, Any]] = []
-    for key, lane in lane_ids.items():
-        events = scan.lanes[key] if key in scan.lanes else devices[key]
-        pyramid = _pyramid(events, levels)
-        # A device lane only feeds the overview, which never reads level 1.
-        stored = pyramid[1:] if key.family == DEVICE and len(pyramid) > 1 else pyramid
-        block_rows.extend(_block_rows(trace_id, lane, stored, 1 + len(pyramid) - len(stored)))
-        lane_rows.append(_lane_row(trace_id, lane, key, events, pyramid, scan, queues, multi_rank))
-        if key.family == GPU:
-            gaps = find_gaps(events, pyramid[0], key.rank, scan.launches, runtime, sync)
-            gap_rows.extend(_gap_row(trace_id, lane, g) for g in gaps)
+
+    def block_rows() -> Iterator[tuple[Any, ...]]:
+        """Each lane's blocks, made while the previous lane's are written, so one lane's
+        pyramid is in memory at a time (and a lane's rows are let go once it is done)."""
+        for key, lane in lane_ids.items():
+            events = scan.lanes.pop(key).rows() if key in scan.lanes else devices.pop(key)
+            pyramid = _pyramid(events, levels)
+            # A device lane only feeds the overview, which never reads level 1.
+            stored = pyramid[1:] if key.family == DEVICE and len(pyramid) > 1 else pyramid
+            lane_rows.append(
+                _lane_row(trace_id, lane, key, events, pyramid, scan, queues, multi_rank)
+            )
+            if key.family == GPU:
+                gaps = find_gaps(events, pyramid[0], key.rank, scan.launches, runtime, sync)
+                gap_rows.extend(_gap_row(trace_id, lane, g) for g in gaps)
+            yield from _block_rows(trace_id, lane, stored, 1 + len(pyramid) - len(stored))
+
+    bulk_insert(conn, table_of(TimelineBlock).name, _BLOCK_COLUMNS, block_rows())
     conn.execute(insert(TimelineLane), lane_rows)
-    bulk_insert(conn, table_of(TimelineBlock).name, _BLOCK_COLUMNS, block_rows)
     _insert(conn, TimelineGap, gap_rows)
     _insert(conn, TimelineSpan, _span_rows(trace_id, scan.longs, lane_ids))
     _insert(conn, TimelineName, _name_rows(trace_id, scan.names))
@@ -125,12 +132,12 @@ def _gap_row(trace_id: str, lane: int, gap: Gap) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _device_lanes(lanes: dict[LaneKey, Sequence[Row]]) -> dict[LaneKey, list[Row]]:
+def _device_lanes(lanes: dict[LaneKey, Lane]) -> dict[LaneKey, list[Row]]:
     """Hidden lanes: all GPU work of a device merged, for the utilisation strip."""
     by_device: dict[LaneKey, list[Sequence[Row]]] = {}
-    for key, rows in lanes.items():
+    for key, lane in lanes.items():
         if key.family == GPU:
-            by_device.setdefault(LaneKey(DEVICE, key.rank, key.a, None), []).append(rows)
+            by_device.setdefault(LaneKey(DEVICE, key.rank, key.a, None), []).append(lane.rows())
     return {key: list(heapq.merge(*streams)) for key, streams in by_device.items()}
 
 

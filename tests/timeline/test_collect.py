@@ -40,7 +40,7 @@ def _collect(batches: list[list[tuple[Any, ...]]]) -> Collected:
 
 def _comparable(c: Collected) -> dict[str, Any]:
     return {
-        "lanes": {key: list(rows) for key, rows in c.lanes.items()},
+        "lanes": {key: list(lane.rows()) for key, lane in c.lanes.items()},
         "names": c.names, "comm": c.comm, "first_kernel": c.first_kernel,
         "launches": dict(c.launches), "longs": sorted(c.longs),
         "runtime": {t: sorted(v) for t, v in c.runtime.items()},
