@@ -4,15 +4,19 @@ Run: `python perf/bench_nsys.py [--factor 110] [--postgres URL]`. The input is t
 train-step export (`tests/data/nsys/train_step.sqlite`, 9,870 events) replicated `--factor`
 times by `perf/make_nsys_large.py` (x110: 1.09 M events, 47 MB). Target: 1 M events/s.
 
-Rows, each in a fresh process:
-- `ingest`: the product path end to end: `accept_upload` (blob store) + `ingest_trace`
-  (detect, parse, bulk insert, kernel stats, summary, timeline index, status `ready`);
-- `parse only`: `parse_file` + iterating the events, no database (the Python ceiling);
-- `sqlite scan`: iterating the same SELECTs with the stdlib driver and building nothing
-  (the floor of any row-by-row Python path);
-- `prototype ATTACH`: NOT the product path. One `INSERT INTO events ... SELECT` per activity
-  table from the export ATTACHed read-only into a perfdash SQLite database, with args built by
-  `json_object` in SQL: what the faster design of the report would reach on a SQLite target.
+Rows, each in a fresh process (events/s = events / wall seconds; RSS = the child's peak):
+- `ingest SQLite` / `ingest PostgreSQL`: the product path end to end: `accept_upload` (blob
+  store) + `ingest_trace` (detect, parse, bulk insert, stats, summary, timeline index, kernel
+  stats, status `ready`, commit);
+- `parse + analysis`: `parse_file(...).items` through `TraceAnalysis.feed` and the summary,
+  no database: the product's Python work before any row is written;
+- anchors, not the product: `floor: sqlite3 read` iterates the same SELECTs with the stdlib
+  driver and builds nothing (the floor of any path that reads the rows in Python);
+  `floor: sqlite3 write` times only the stdlib `executemany` of the same rows, built
+  beforehand, into perfdash's `events` table (its index, WAL, the product's PRAGMAs) and the
+  commit: the floor of any path that writes the rows from Python; `prototype ATTACH` is one
+  `INSERT INTO events ... SELECT` per big table from the export ATTACHed into a perfdash
+  SQLite database (args by `json_object`), no Python per row and no stats, summary or index.
 """
 
 from __future__ import annotations
@@ -64,9 +68,46 @@ _PARSE = r"""
 import json, resource, sys, time
 from pathlib import Path
 from ingest import parse_file
+from ingest.analysis import TraceAnalysis
 t0 = time.perf_counter()
-events = sum(1 for _ in parse_file(Path(sys.argv[1])).events)
-print(json.dumps({"seconds": time.perf_counter() - t0, "events": events,
+parsed, analysis = parse_file(Path(sys.argv[1])), TraceAnalysis()
+for _ in analysis.feed(parsed.items):
+    pass
+analysis.summary(parsed.meta)
+print(json.dumps({"seconds": time.perf_counter() - t0, "events": analysis.events,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+# The rows the product writes, built first; only executemany + commit are timed.
+_WRITE = r"""
+import json, resource, sys, time
+from pathlib import Path
+import orjson
+from sqlmodel import Session
+from backend.core.bulk_insert import BATCH_SIZE
+from backend.core.db import get_engine
+from backend.core.migrate import upgrade_database
+from backend.models import Trace
+from backend.services.event_store import COLUMNS
+from ingest import parse_file
+upgrade_database()
+engine = get_engine()
+with Session(engine) as session:  # a real trace row for the events' foreign key
+    trace = Trace(name="x", project="bench", blob_sha256="0" * 64, size_bytes=0)
+    session.add(trace)
+    session.commit()
+    trace_id = trace.id
+rows = [(i, trace_id, e.kind.value, e.name, e.start_ns, e.dur_ns, e.rank, e.device, e.stream,
+         e.pid, e.tid, e.correlation, orjson.dumps(e.args).decode() if e.args else None)
+        for i, e in enumerate(parse_file(Path(sys.argv[1])).events, start=1)]
+sql = f"INSERT INTO events ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+with engine.begin() as conn:
+    cursor = conn.connection.driver_connection.cursor()
+    t0 = time.perf_counter()
+    for i in range(0, len(rows), BATCH_SIZE):
+        cursor.executemany(sql, rows[i : i + BATCH_SIZE])
+t1 = time.perf_counter()
+print(json.dumps({"seconds": t1 - t0, "events": len(rows),
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -135,19 +176,19 @@ def _child(code: str, args: list[str], env: dict[str, str]) -> dict[str, float]:
 
 
 def _runs(src: Path, postgres: str, tmp: Path) -> dict[str, dict[str, float]]:
-    sqlite_url = f"sqlite:///{tmp / 'ingest.db'}"
-    runs = {
-        "sqlite scan": _child(_SCAN, [str(src)], dict(os.environ)),
-        "parse only": _child(_PARSE, [str(src)], dict(os.environ)),
-        "ingest SQLite": _child(_INGEST, [str(src)], perfdash_env(sqlite_url, tmp / "s")),
-    }
+    def sqlite_env(name: str) -> dict[str, str]:
+        return perfdash_env(f"sqlite:///{tmp / name / 'perfdash.db'}", tmp / name)
+
+    runs = {"ingest SQLite": _child(_INGEST, [str(src)], sqlite_env("ingest"))}
     if postgres:
         with scratch_postgres(postgres, "nsys") as url:
             runs["ingest PostgreSQL"] = _child(_INGEST, [str(src)], perfdash_env(url, tmp / "p"))
-    proto_db = tmp / "proto.db"
-    runs["prototype ATTACH (SQLite)"] = _child(
-        _ATTACH, [str(proto_db), str(src)], perfdash_env(f"sqlite:///{proto_db}", tmp / "a")
-    )
+    runs["parse + analysis (no DB)"] = _child(_PARSE, [str(src)], dict(os.environ))
+    runs["floor: sqlite3 read"] = _child(_SCAN, [str(src)], dict(os.environ))
+    runs["floor: sqlite3 write"] = _child(_WRITE, [str(src)], sqlite_env("write"))
+    proto = sqlite_env("attach")
+    proto_db = proto["PERFDASH_DATABASE_URL"].removeprefix("sqlite:///")
+    runs["prototype ATTACH (SQLite)"] = _child(_ATTACH, [proto_db, str(src)], proto)
     return runs
 
 
@@ -169,7 +210,8 @@ def main() -> None:
         rate = r["events"] / r["seconds"]
         events, rss = int(r["events"]), r["rss_mb"]
         print(f"{label:28} {events:>10,} {r['seconds']:8.2f} {rate:>10,.0f} {rss:7.0f}")
-    print(f"# load at the end {os.getloadavg()[0]:.1f}")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"# load average at the end (1, 5, 15 min): {load}")
 
 
 if __name__ == "__main__":
