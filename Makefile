@@ -27,7 +27,7 @@ test: install $(VENV)/.torch-installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest -m "not gpu"
+	$(BIN)/pytest -m "not gpu" --durations=15
 
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

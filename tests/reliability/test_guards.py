@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -211,7 +212,10 @@ def _post_upload_asgi(
         "query_string": b"", "root_path": "", "client": ("127.0.0.1", 5000),
         "server": ("127.0.0.1", 8000), "headers": headers,
     }  # fmt: skip
-    asyncio.run(app(scope, receive, send))
+    # A thread of its own: Playwright's sync API keeps an event loop running on the main
+    # thread while a session-scoped browser lives, and asyncio.run refuses to nest.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, app(scope, receive, send)).result()
     return status, pulled
 
 

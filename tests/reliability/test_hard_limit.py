@@ -53,7 +53,13 @@ def test_a_stuck_pool_child_is_killed_at_the_hard_limit_and_the_sweeper_recovers
     redis_url: str,
     workers: Workers,
     monkeypatch: pytest.MonkeyPatch,
+    database_url: str,
 ) -> None:
+    if database_url.startswith("sqlite"):
+        # The pool's kill and the sweeper do not depend on the engine, and this test waits
+        # out two time limits (~95 s); it runs where the fork matters: a replacement child
+        # inherited PostgreSQL connections until workers/celery_app.py dropped them.
+        pytest.skip("engine-independent path; run on PostgreSQL only to keep CI short")
     monkeypatch.setenv("PERFDASH_INGEST_TIME_LIMIT_S", str(LIMIT_S))
     monkeypatch.setenv("PERFDASH_SWEEP_INTERVAL_S", "1")
     # Keep Redis from redelivering first: the sweeper alone must recover the trace.
