@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -156,6 +157,22 @@ def perfdash(server: Server, *args: str, **env: str) -> subprocess.CompletedProc
         [*_perfdash_command(), *args], cwd=REPO, env={**server.env, **env}, capture_output=True,
         text=True, timeout=120, check=True,
     )  # fmt: skip
+
+
+def upload_and_wait(server: Server, content: bytes, name: str) -> dict[str, Any]:
+    """Upload through the API and wait until the worker has parsed it; the trace as the API
+    gives it (a failed parse fails the test with its error)."""
+    r = httpx.post(f"{server.base_url}/api/v1/traces", files={"file": (name, content)}, timeout=60)
+    assert r.status_code == 202, r.text
+    trace_id = str(r.json()["id"])
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        trace = httpx.get(f"{server.base_url}/api/v1/traces/{trace_id}", timeout=10).json()
+        if trace["status"] in ("ready", "failed"):
+            assert trace["status"] == "ready", trace["error"]
+            return dict(trace)
+        time.sleep(0.3)
+    pytest.fail(f"{name} was not parsed in 90 s:\n{server.log_tail()}")
 
 
 @pytest.fixture

@@ -6,21 +6,21 @@ URL, and render hostile kernel names as text. Screenshots go to `test-artifacts/
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
 from ingest.registry import SUPPORTED_FORMATS
+from tests.browser.conftest import upload_and_wait
 from tests.views.kineto_builder import document, kernel, memory, step
 
 if TYPE_CHECKING:
     from tests.browser.conftest import PageErrors, Server
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
 
 REPO = Path(__file__).resolve().parents[2]
 TORCH = REPO / "tests" / "data" / "torch" / "h200_train_step.pt.trace.json.gz"
@@ -31,19 +31,8 @@ TIMEOUT_MS = 30_000
 expect.set_options(timeout=TIMEOUT_MS)  # a cold page loads Dash's bundles and four API calls
 
 
-def _upload(server: Server, content: bytes, name: str) -> str:
-    """Upload through the API and wait until the worker has parsed it."""
-    r = httpx.post(f"{server.base_url}/api/v1/traces", files={"file": (name, content)}, timeout=60)
-    assert r.status_code == 202, r.text
-    trace_id = str(r.json()["id"])
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        trace = httpx.get(f"{server.base_url}/api/v1/traces/{trace_id}", timeout=10).json()
-        if trace["status"] in ("ready", "failed"):
-            assert trace["status"] == "ready", trace["error"]
-            return trace_id
-        time.sleep(0.3)
-    pytest.fail(f"{name} was not parsed in 90 s:\n{server.log_tail()}")
+def _upload_id(server: Server, content: bytes, name: str) -> str:
+    return str(upload_and_wait(server, content, name)["id"])
 
 
 def _points(page: Page, chart: str) -> int:
@@ -55,8 +44,8 @@ def test_torch_trace_tabs_render_with_data(
     perfdash_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
 ) -> None:
     base = perfdash_server.base_url
-    tid = _upload(perfdash_server, TORCH.read_bytes(), TORCH.name)
-    other = _upload(perfdash_server, GPT.read_bytes(), GPT.name)
+    tid = _upload_id(perfdash_server, TORCH.read_bytes(), TORCH.name)
+    other = _upload_id(perfdash_server, GPT.read_bytes(), GPT.name)
 
     page.goto(f"{base}/traces/{tid}")
     expect(page.locator("#trace-detail-kernels-chart .bars .point path")).to_have_count(10)
@@ -104,7 +93,7 @@ def test_a_kernel_named_script_renders_as_text(
 ) -> None:
     events = [step(1, 0, 1_000), memory(1, 1_000_000, 2_000_000, 1)]
     events += [kernel(SCRIPT_NAME, 10, 400), kernel("plain_kernel", 500, 100)]
-    tid = _upload(perfdash_server, document(events), "hostile.json")
+    tid = _upload_id(perfdash_server, document(events), "hostile.json")
     page.goto(f"{perfdash_server.base_url}/traces/{tid}?tab=kernels")
     cell = page.locator('#trace-kernels-table td[data-dash-column="label"]').first
     expect(cell).to_contain_text("<script>", timeout=TIMEOUT_MS)
@@ -138,7 +127,7 @@ def test_vendor_trace_tabs(
     if not path.exists():
         pytest.skip(f"{path} is not present (../shared/corpus)")
     base = perfdash_server.base_url
-    tid = _upload(perfdash_server, path.read_bytes(), path.name)
+    tid = _upload_id(perfdash_server, path.read_bytes(), path.name)
     page.goto(f"{base}/traces/{tid}")
     expect(page.locator("#trace-detail-kernels-chart .bars .point path").first).to_be_visible()
     page.screenshot(path=artifacts / f"trace_views_{fmt}_overview.png", full_page=True)

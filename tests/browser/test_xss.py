@@ -10,15 +10,14 @@ console must stay free of errors.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import pytest
 from playwright.sync_api import Dialog, Page, expect
 
 from dashboard.format import shorten_kernel_name
+from tests.browser.conftest import upload_and_wait
 from tests.browser.test_timeline import _click_widest_kernel as click_widest_kernel
 from tests.views.kineto_builder import cpu_op, document, kernel, launch, step
 
@@ -64,24 +63,6 @@ def _hostile_trace() -> bytes:
     return document(events)
 
 
-def _upload(server: Server) -> dict[str, Any]:
-    r = httpx.post(
-        f"{server.base_url}/api/v1/traces",
-        files={"file": (UPLOAD_NAME, _hostile_trace())},
-        timeout=60,
-    )
-    assert r.status_code == 202, r.text
-    trace_id = str(r.json()["id"])
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        trace = httpx.get(f"{server.base_url}/api/v1/traces/{trace_id}", timeout=10).json()
-        if trace["status"] in ("ready", "failed"):
-            assert trace["status"] == "ready", trace["error"]
-            return dict(trace)
-        time.sleep(0.3)
-    pytest.fail(f"the hostile trace was not parsed in 90 s:\n{server.log_tail()}")
-
-
 def _titles(page: Page, selector: str) -> set[str]:
     return set(page.locator(selector).evaluate_all("els => els.map(e => e.title)"))
 
@@ -101,7 +82,7 @@ def test_hostile_names_render_as_text_on_every_trace_view(
 
     page.on("dialog", on_dialog)
     base = perfdash_server.base_url
-    trace = _upload(perfdash_server)
+    trace = upload_and_wait(perfdash_server, _hostile_trace(), UPLOAD_NAME)
     tid = trace["id"]
     assert "<img src=x onerror=alert(7)>" in trace["name"]
 
