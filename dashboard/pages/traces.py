@@ -50,7 +50,8 @@ def _upload_box() -> dcc.Upload:
                     className="upload-lead",
                 ),
                 html.Div(
-                    "torch.profiler / Kineto JSON, plain or .gz; parsing runs in the background.",
+                    "torch.profiler JSON(.gz), Nsight Systems sqlite, Nsight Compute CSV, rocprof "
+                    "v1/v2/v3, or a .zip/.tar.gz of rank files; parsing runs in the background.",
                     className="muted small",
                 ),
             ]
