@@ -12,16 +12,21 @@ earliest (start, id), and when two runtime calls share a (rank, correlation), th
 is the latest (start, id) one, which is what the former read-back in
 (trace_id, kind, start_ns) index order gave on SQLite.
 
+Lanes are streamed in sorted order from those columns (their sorted runs merged lazily),
+never held as lists of row tuples, so the index build adds little memory to the columns'
+8 bytes a value, however long a lane is.
+
 Public surface: `TimelineCollector`, `Collected`, `Lane`, `Row`, `Thread`.
 """
 
 from __future__ import annotations
 
+import heapq
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, groupby, islice, repeat
-from operator import add, itemgetter, lt
+from itertools import compress, groupby, islice, pairwise, repeat
+from operator import add, itemgetter, le, lt
 from typing import Any
 
 from backend.services import timeline_lanes as lanes_mod
@@ -65,62 +70,71 @@ class _Group:
     def ends(self) -> Iterator[int]:
         return map(add, self.starts, self.durs)
 
-    def clear(self) -> None:
-        for ints in (self.starts, self.durs, self.ids):
-            del ints[:]
-        self.names.clear()
-        self.corrs.clear()
-
-
-class _Rows(Sequence[Row]):
-    """A group's rows as `Row` tuples made on demand, for a lane whose starts strictly
-    increase (then start order is the rows' sort order)."""
-
-    def __init__(self, group: _Group) -> None:
-        self._g = group
-
-    def __len__(self) -> int:
-        return len(self._g.starts)
-
-    def __getitem__(self, i: int) -> Row:  # type: ignore[override]
-        g = self._g
-        return g.starts[i], g.starts[i] + g.durs[i], g.names[i], g.ids[i], g.corrs[i]
-
-    def __iter__(self) -> Iterator[Row]:
-        g = self._g
-        return zip(g.starts, g.ends(), g.names, g.ids, g.corrs, strict=True)
-
 
 def _increasing(values: Sequence[int]) -> bool:
     return all(map(lt, values, islice(values, 1, None)))
 
 
+# A group in more sorted runs than this is sorted whole instead of merged run by run
+# (only an input in no particular order gets there; a heap of thousands of runs is slower).
+_MAX_RUNS = 64
+
+
+def _run_bounds(g: _Group) -> list[int] | None:
+    """Where the group's rows, in arrival order, stop being sorted by (start, end, name,
+    id): [0, b1, ..., n], or None past `_MAX_RUNS` runs."""
+    starts, n = g.starts, len(g.starts)
+    if _increasing(starts):
+        return [0, n]  # the common case: a Kineto or nsys lane arrives in start order
+    durs, names, ids = g.durs, g.names, g.ids
+    bounds = [0]
+    for i in compress(range(1, n), map(le, islice(starts, 1, None), starts)):
+        s, p = starts[i], starts[i - 1]
+        if s < p or (s + durs[i], names[i], ids[i]) < (p + durs[i - 1], names[i - 1], ids[i - 1]):
+            bounds.append(i)
+            if len(bounds) > _MAX_RUNS:
+                return None
+    bounds.append(n)
+    return bounds
+
+
+def _sorted_rows(g: _Group) -> Iterator[Row]:
+    """The group's rows sorted by (start, end, name, id), made one at a time: its sorted runs
+    merged lazily, so no lane is ever held as a list of tuples (only a group in no order
+    at all is sorted as a list)."""
+    bounds = _run_bounds(g)
+    if bounds is None:
+        return iter(sorted(zip(g.starts, g.ends(), g.names, g.ids, g.corrs, strict=True)))
+    starts, durs, ids = memoryview(g.starts), memoryview(g.durs), memoryview(g.ids)
+    runs = [_run(g, starts, durs, ids, a, b) for a, b in pairwise(bounds)]
+    return runs[0] if len(runs) == 1 else heapq.merge(*runs)
+
+
+def _run(
+    g: _Group, starts: memoryview, durs: memoryview, ids: memoryview, a: int, b: int
+) -> Iterator[Row]:
+    """Rows a..b-1 of the group (the integer columns are sliced as views, not copied)."""
+    run_starts = starts[a:b]
+    ends = map(add, run_starts, durs[a:b])
+    return zip(run_starts, ends, g.names[a:b], ids[a:b], g.corrs[a:b], strict=True)
+
+
 class Lane:
-    """One lane's rows, sorted only when the index build reaches the lane: a trace's lanes
-    are then never all in memory as tuples at once."""
+    """One lane's rows, kept as its groups' columns and streamed in sorted order on demand:
+    memory per lane is 8 bytes a column value, whatever the lane's length."""
 
     def __init__(self, groups: list[_Group]) -> None:
         self._groups = groups
-        self._rows: Sequence[Row] | None = None
+        self.count = sum(len(g.starts) for g in groups)
         self.first_start = min(min(g.starts) for g in groups)
         # The end of the last row in sort order (start, end, name, id).
         last = max(max(zip(g.starts, g.ends(), g.names, g.ids, strict=True)) for g in groups)
         self.last_end: int = last[1]
 
-    def rows(self) -> Sequence[Row]:
-        """The rows sorted (made once; the columns are let go once copied into tuples)."""
-        if self._rows is None:
-            groups = self._groups
-            if len(groups) == 1 and _increasing(groups[0].starts):
-                self._rows = _Rows(groups[0])  # already in row order: no tuples kept
-            else:
-                rows = chain.from_iterable(
-                    zip(g.starts, g.ends(), g.names, g.ids, g.corrs, strict=True) for g in groups
-                )
-                self._rows = sorted(rows)
-                for g in groups:
-                    g.clear()
-        return self._rows
+    def rows(self) -> Iterator[Row]:
+        """The rows sorted by (start, end, name, id), a fresh iterator per call."""
+        streams = [_sorted_rows(g) for g in self._groups]
+        return streams[0] if len(streams) == 1 else heapq.merge(*streams)
 
 
 class _Launches(Mapping[LaunchKey, Launch]):

@@ -17,7 +17,7 @@ Public surface: `Coverage`, `Gap`, `find_gaps`, `RULE`, `MIN_GAP_NS`.
 """
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 from operator import sub
@@ -97,23 +97,21 @@ class Gap:
 
 
 def find_gaps(
-    events: Sequence[tuple[int, int, str, int, int | None]],
-    blocks: Sequence[Block],
+    blocks: Iterable[Block],
     rank: int | None,
     launches: Mapping[tuple[int | None, int], Launch],
     runtime: dict[tuple[int | None, int | None, int | None], Coverage],
     sync: dict[tuple[int | None, int | None, int | None], Coverage],
-) -> list[Gap]:
-    """Gaps between a GPU lane's level-1 blocks, each with its cause (see module rule)."""
-    gaps: list[Gap] = []
+) -> Iterator[Gap]:
+    """Gaps between a GPU lane's level-1 blocks (in order; read once), each with its cause
+    (see module rule)."""
     for prev, nxt in pairwise(blocks):
         gs, ge = prev.end, nxt.start
         if ge - gs < MIN_GAP_NS:
             continue
-        _s, _e, _name, event_id, corr = events[nxt.first]
+        event_id, corr = nxt.first_id, nxt.first_corr
         launch = launches.get((rank, corr)) if corr is not None else None
-        gaps.append(_classify(gs, ge, event_id, launch, runtime, sync))
-    return gaps
+        yield _classify(gs, ge, event_id, launch, runtime, sync)
 
 
 def _classify(

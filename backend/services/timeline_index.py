@@ -10,7 +10,7 @@ Public surface: `write_timeline_index`, `build_timeline_index`.
 """
 
 import heapq
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import Any
 
@@ -30,15 +30,14 @@ from backend.models.timeline import (
 )
 from backend.services import timeline_lanes as lanes_mod
 from backend.services.timeline_collect import Collected, Lane, Row, TimelineCollector
-from backend.services.timeline_gaps import Coverage, Gap, find_gaps
+from backend.services.timeline_gaps import Coverage, find_gaps
 from backend.services.timeline_lanes import DEVICE, GPU, LaneKey
 from backend.services.timeline_pyramid import (
     LONG_NS,
-    Block,
     first_level,
     length_class,
     level_count,
-    next_level,
+    pyramid,
 )
 
 _BATCH = 20_000
@@ -50,6 +49,10 @@ _SCAN_SQL = (
 _BLOCK_COLUMNS = (
     "trace_id", "level", "dclass", "start_ns", "lane", "end_ns", "events", "children", "busy_ns",
     "top_name",
+)  # fmt: skip
+_GAP_COLUMNS = (
+    "trace_id", "lane", "start_ns", "dur_ns", "cause", "next_event_id", "launch_event_id",
+    "cpu_runtime_ns", "cpu_sync_ns",
 )  # fmt: skip
 _TABLES: tuple[type[SQLModel], ...] = (
     TimelineBlock,
@@ -92,27 +95,51 @@ def write_timeline_index(conn: Connection, trace_id: str, scan: Collected) -> No
     runtime = {t: Coverage(iv) for t, iv in scan.runtime.items()}
     sync = {t: Coverage(iv) for t, iv in scan.sync.items()}
     lane_rows: list[dict[str, Any]] = []
-    gap_rows: list[dict[str, Any]] = []
+
+    def parts_of(key: LaneKey) -> list[Lane]:
+        return devices[key] if key in devices else [scan.lanes[key]]
 
     def block_rows() -> Iterator[tuple[Any, ...]]:
-        """Each lane's blocks, made while the previous lane's are written, so one lane's
-        pyramid is in memory at a time (and a lane's rows are let go once it is done)."""
+        """Every lane's blocks, streamed: a lane's rows come sorted from its columns and
+        its pyramid is written as it is built, so no lane is ever held whole."""
         for key, lane in lane_ids.items():
-            events = scan.lanes.pop(key).rows() if key in scan.lanes else devices.pop(key)
-            pyramid = _pyramid(events, levels)
+            parts = parts_of(key)
             # A device lane only feeds the overview, which never reads level 1.
-            stored = pyramid[1:] if key.family == DEVICE and len(pyramid) > 1 else pyramid
+            lowest = 2 if key.family == DEVICE and levels > 1 else 1
+            tally = [0] * levels
+            busy = last = 0
+            for level, b in pyramid(_merged_rows(parts), levels):
+                tally[level - 1] += 1
+                if level == 1:
+                    busy += b.busy
+                    last = max(last, b.end)
+                if level >= lowest:
+                    length = b.end - b.start
+                    dclass = 0 if length <= LONG_NS else length_class(length)  # most are short
+                    yield (
+                        trace_id, level, dclass, b.start, lane, b.end, b.events, b.children,
+                        b.busy, b.top,
+                    )  # fmt: skip
+            extent = (sum(p.count for p in parts), min(p.first_start for p in parts), last, busy)
             lane_rows.append(
-                _lane_row(trace_id, lane, key, events, pyramid, scan, queues, multi_rank)
+                _lane_row(trace_id, lane, key, extent, tally, scan, queues, multi_rank)
             )
+
+    def gap_rows() -> Iterator[tuple[Any, ...]]:
+        """Every GPU lane's idle gaps, from its level-1 blocks made again as a stream (cheaper
+        than holding them: a launch-bound lane has about one block per kernel)."""
+        for key, lane in lane_ids.items():
             if key.family == GPU:
-                gaps = find_gaps(events, pyramid[0], key.rank, scan.launches, runtime, sync)
-                gap_rows.extend(_gap_row(trace_id, lane, g) for g in gaps)
-            yield from _block_rows(trace_id, lane, stored, 1 + len(pyramid) - len(stored))
+                blocks = first_level(_merged_rows(parts_of(key)))
+                for g in find_gaps(blocks, key.rank, scan.launches, runtime, sync):
+                    yield (
+                        trace_id, lane, g.start, g.dur, g.cause, g.next_event_id,
+                        g.launch_event_id, g.cpu_runtime_ns, g.cpu_sync_ns,
+                    )  # fmt: skip
 
     bulk_insert(conn, table_of(TimelineBlock).name, _BLOCK_COLUMNS, block_rows())
     conn.execute(insert(TimelineLane), lane_rows)
-    _insert(conn, TimelineGap, gap_rows)
+    bulk_insert(conn, table_of(TimelineGap).name, _GAP_COLUMNS, gap_rows())
     _insert(conn, TimelineSpan, _span_rows(trace_id, scan.longs, lane_ids))
     _insert(conn, TimelineName, _name_rows(trace_id, scan.names))
     if conn.dialect.name == "postgresql":
@@ -123,56 +150,34 @@ def write_timeline_index(conn: Connection, trace_id: str, scan: Collected) -> No
         conn.exec_driver_sql(f"ANALYZE {names}")
 
 
-def _gap_row(trace_id: str, lane: int, gap: Gap) -> dict[str, Any]:
-    return {
-        "trace_id": trace_id, "lane": lane, "start_ns": gap.start, "dur_ns": gap.dur,
-        "cause": gap.cause, "next_event_id": gap.next_event_id,
-        "launch_event_id": gap.launch_event_id, "cpu_runtime_ns": gap.cpu_runtime_ns,
-        "cpu_sync_ns": gap.cpu_sync_ns,
-    }  # fmt: skip
-
-
-def _device_lanes(lanes: dict[LaneKey, Lane]) -> dict[LaneKey, list[Row]]:
-    """Hidden lanes: all GPU work of a device merged, for the utilisation strip."""
-    by_device: dict[LaneKey, list[Sequence[Row]]] = {}
+def _device_lanes(lanes: dict[LaneKey, Lane]) -> dict[LaneKey, list[Lane]]:
+    """Hidden lanes: all GPU work of a device (its GPU lanes merged), for the utilisation
+    strip."""
+    by_device: dict[LaneKey, list[Lane]] = {}
     for key, lane in lanes.items():
         if key.family == GPU:
-            by_device.setdefault(LaneKey(DEVICE, key.rank, key.a, None), []).append(lane.rows())
-    return {key: list(heapq.merge(*streams)) for key, streams in by_device.items()}
+            by_device.setdefault(LaneKey(DEVICE, key.rank, key.a, None), []).append(lane)
+    return by_device
 
 
-def _pyramid(events: Sequence[Row], levels: int) -> list[list[Block]]:
-    pyramid = [first_level(events)]
-    for level in range(2, levels + 1):
-        pyramid.append(next_level(pyramid[-1], level))
-    return pyramid
-
-
-def _block_rows(
-    trace_id: str, lane: int, pyramid: list[list[Block]], first: int
-) -> Iterator[tuple[Any, ...]]:
-    """Rows in `_BLOCK_COLUMNS` order (tuples: a large trace has hundreds of thousands)."""
-    for level, blocks in enumerate(pyramid, start=first):
-        for b in blocks:
-            length = b.end - b.start
-            dclass = 0 if length <= LONG_NS else length_class(length)  # most are short
-            yield (
-                trace_id, level, dclass, b.start, lane, b.end, b.events, b.children, b.busy,
-                b.top,
-            )  # fmt: skip
+def _merged_rows(parts: list[Lane]) -> Iterator[Row]:
+    """The rows of one lane, or of several merged (a device lane), in sort order."""
+    streams = [part.rows() for part in parts]
+    return streams[0] if len(streams) == 1 else heapq.merge(*streams)
 
 
 def _lane_row(
     trace_id: str,
     lane: int,
     key: LaneKey,
-    events: Sequence[Row],
-    pyramid: list[list[Block]],
+    extent: tuple[int, int, int, int],  # events, first start, last end, busy ns
+    level_blocks: list[int],
     scan: Collected,
     queues: dict[int, object],
     multi_rank: bool,
 ) -> dict[str, Any]:
-    comm = key in scan.comm and 2 * scan.comm[key] >= len(events)
+    count, first_ns, last_ns, busy_ns = extent
+    comm = key in scan.comm and 2 * scan.comm[key] >= count
     first_kernel = scan.first_kernel.get(key)
     queue = queues.get(first_kernel) if first_kernel is not None else None
     gpu = key.family in lanes_mod.GPU_FAMILIES or key.family == DEVICE
@@ -183,9 +188,9 @@ def _lane_row(
         )[:200],
         "rank": key.rank, "device": key.a if gpu else None, "stream": key.b if gpu else None,
         "pid": None if gpu else key.a, "tid": None if gpu else key.b,
-        "hidden": key.family == DEVICE, "events": len(events),
-        "busy_ns": sum(b.busy for b in pyramid[0]), "first_ns": events[0][0],
-        "last_ns": max(b.end for b in pyramid[-1]), "level_blocks": [len(p) for p in pyramid],
+        "hidden": key.family == DEVICE, "events": count,
+        "busy_ns": busy_ns, "first_ns": first_ns, "last_ns": last_ns,
+        "level_blocks": level_blocks,
     }  # fmt: skip
 
 

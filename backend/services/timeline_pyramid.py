@@ -11,10 +11,10 @@ length T holds at most T / width + 2 blocks per lane.
 few index ranges `start in [ws - lookback(c), we)`, never a scan from the trace start.
 
 Public surface: `Block`, `level_width`, `level_count`, `length_class`, `lookback`,
-`LONG_NS`, `first_level`, `next_level`.
+`LONG_NS`, `first_level`, `pyramid`.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 BASE_WIDTH_NS = 8_000
@@ -34,7 +34,9 @@ class Block:
     busy: int
     children: int
     top: str
-    first: int = 0  # index of its first event in the lane's sorted list (level 1 only)
+    # Level 1 only: the id and correlation of its first event (what ends the gap before it).
+    first_id: int = 0
+    first_corr: int | None = None
 
 
 def level_width(level: int) -> int:
@@ -75,8 +77,9 @@ def lookback(dclass: int) -> int:
     return int(LONG_NS * FACTOR**dclass)
 
 
-def first_level(events: Sequence[tuple[int, int, str, int, int | None]]) -> list[Block]:
-    """Level 1 from a lane's events `(start, end, name, id, correlation)` sorted by start.
+def first_level(events: Iterable[tuple[int, int, str, int, int | None]]) -> Iterator[Block]:
+    """Level 1 from a lane's events `(start, end, name, id, correlation)` sorted by start,
+    each block yielded once closed (the events are read once, so a lazy stream will do).
 
     Busy time is the union of the intervals (nested or overlapping events count once);
     the dominant name is the one with the most summed duration in the block (the first
@@ -85,12 +88,12 @@ def first_level(events: Sequence[tuple[int, int, str, int, int | None]]) -> list
     joins it (most blocks hold one name).
     """
     gap = level_width(1)
-    blocks: list[Block] = []
     weights: dict[str, int] | None = None
     opened = False
-    first = cur_start = cur_end = count = busy = weight = 0
+    first_id = cur_start = cur_end = count = busy = weight = 0
+    first_corr: int | None = None
     top = ""
-    for i, (start, end, name, _id, _corr) in enumerate(events):
+    for start, end, name, event_id, corr in events:
         if opened and start - cur_end < gap:
             if end > cur_end:
                 busy += end - (start if start > cur_end else cur_end)
@@ -106,49 +109,79 @@ def first_level(events: Sequence[tuple[int, int, str, int, int | None]]) -> list
         if opened:
             if weights is not None:
                 top = max(weights, key=weights.__getitem__)
-            blocks.append(Block(cur_start, cur_end, count, busy, count, top, first))
-        opened, first, cur_start, cur_end, count, busy = True, i, start, end, 1, end - start
+            yield Block(cur_start, cur_end, count, busy, count, top, first_id, first_corr)
+        opened, cur_start, cur_end, count, busy = True, start, end, 1, end - start
+        first_id, first_corr = event_id, corr
         top, weight, weights = name, end - start, None
     if opened:
         if weights is not None:
             top = max(weights, key=weights.__getitem__)
-        blocks.append(Block(cur_start, cur_end, count, busy, count, top, first))
-    return blocks
+        yield Block(cur_start, cur_end, count, busy, count, top, first_id, first_corr)
 
 
-def next_level(blocks: Iterable[Block], level: int) -> list[Block]:
-    """Level `level` from the blocks of `level - 1` (sorted, disjoint).
+class _LevelMerger:
+    """Builds level `level` from the blocks of `level - 1` (sorted, disjoint), pushed one
+    at a time; `push` and `flush` return a block once it is closed.
 
     The dominant name is the children's dominant names weighted by their busy time, an
-    approximation that keeps this pass linear in the number of blocks.
+    approximation that keeps this linear in the number of blocks.
     """
-    gap = level_width(level)
-    out: list[Block] = []
-    weights: dict[str, int] | None = None
-    cur: Block | None = None
-    weight = 0
-    for b in blocks:
-        if cur is not None and b.start - cur.end < gap:
+
+    __slots__ = ("cur", "gap", "weight", "weights")
+
+    def __init__(self, level: int) -> None:
+        self.gap = level_width(level)
+        self.cur: Block | None = None
+        self.weights: dict[str, int] | None = None
+        self.weight = 0
+
+    def push(self, b: Block) -> Block | None:
+        cur = self.cur
+        if cur is not None and b.start - cur.end < self.gap:
             if b.end > cur.end:
                 cur.end = b.end
             cur.busy += b.busy
             cur.events += b.events
             cur.children += 1
-            if weights is None:
+            if self.weights is None:
                 if b.top == cur.top:
-                    weight += b.busy
-                    continue
-                weights = {cur.top: weight}
-            weights[b.top] = weights.get(b.top, 0) + b.busy
-            continue
-        if cur is not None:
-            if weights is not None:
-                cur.top = max(weights, key=weights.__getitem__)
-            out.append(cur)
-        cur = Block(b.start, b.end, b.events, b.busy, 1, b.top)
-        weight, weights = b.busy, None
-    if cur is not None:
-        if weights is not None:
+                    self.weight += b.busy
+                    return None
+                self.weights = {cur.top: self.weight}
+            self.weights[b.top] = self.weights.get(b.top, 0) + b.busy
+            return None
+        closed = self.flush()
+        self.cur = Block(b.start, b.end, b.events, b.busy, 1, b.top)
+        self.weight = b.busy
+        return closed
+
+    def flush(self) -> Block | None:
+        cur, weights = self.cur, self.weights
+        if cur is not None and weights is not None:
             cur.top = max(weights, key=weights.__getitem__)
-        out.append(cur)
-    return out
+        self.cur, self.weights = None, None
+        return cur
+
+
+def pyramid(
+    events: Iterable[tuple[int, int, str, int, int | None]], levels: int
+) -> Iterator[tuple[int, Block]]:
+    """Every block of levels 1..`levels` as `(level, block)`, each yielded as soon as it
+    is closed: a lane's pyramid is never held whole, only one open block per level."""
+    mergers = {level: _LevelMerger(level) for level in range(2, levels + 1)}
+
+    def cascade(level: int, block: Block) -> Iterator[tuple[int, Block]]:
+        while True:
+            yield level, block
+            merger = mergers.get(level + 1)
+            closed = merger.push(block) if merger is not None else None
+            if closed is None:
+                return
+            level, block = level + 1, closed
+
+    for block in first_level(events):
+        yield from cascade(1, block)
+    for level, merger in mergers.items():  # lowest first: a flush may close the next level
+        closed = merger.flush()
+        if closed is not None:
+            yield from cascade(level, closed)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 from ingest._io import ByteStream
@@ -160,8 +161,9 @@ def _to_event(item: dict[str, Any], kind: EventKind, base_ns: int) -> Event:
     else:
         kept = correlation = None
     name = item.get("name", "")
-    if type(name) is not str:
-        name = str(name)
+    # Interned: a trace repeats a few thousand names across millions of events, and the
+    # timeline and summary columns keep one reference per event, not one string.
+    name = intern(name if type(name) is str else str(name))
     if kind in DEVICE_KINDS:
         return Event(
             kind,

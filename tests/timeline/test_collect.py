@@ -60,6 +60,31 @@ def test_row_order_and_batching_do_not_change_what_is_collected() -> None:
         assert _comparable(_collect(batches)) == expected, path.name
 
 
+def test_a_lane_in_a_few_sorted_runs_streams_in_sort_order() -> None:
+    """Rows of one lane arriving in a few sorted runs (ranks' files, steps out of order)
+    are merged run by run; ties on start order by end, then name, then id. Past
+    `_MAX_RUNS` runs the group is sorted whole; both give the same rows."""
+
+    def op(event_id: int, start: int, dur: int, name: str) -> tuple[Any, ...]:
+        return (event_id, "t", "cpu_op", name, start, dur, None, None, None, 1, 1, None, None)
+
+    runs = [
+        [op(1, 100, 50, "b"), op(2, 100, 50, "a"), op(3, 200, 5, "c")],  # 2 runs: tie by name
+        [op(4, 0, 10, "x"), op(5, 100, 20, "y")],  # starts again from 0
+        [op(6, 100, 50, "a"), op(7, 150, 1, "z")],  # ties (start, end, name): by id
+    ]
+    rows = [row for run in runs for row in run]
+    expected = sorted((r[4], r[4] + r[5], r[3], r[0], None) for r in rows)
+    for batches in ([rows], [rows[:4], rows[4:]]):
+        (lane,) = _collect(batches).lanes.values()
+        assert list(lane.rows()) == expected
+        assert list(lane.rows()) == expected, "each call streams afresh"
+        assert (lane.count, lane.first_start, lane.last_end) == (7, 0, 205)
+    many = [op(i, 1000 - i, 1, "n") for i in range(200)]  # 200 runs of one row each
+    (lane,) = _collect([many]).lanes.values()
+    assert list(lane.rows()) == sorted((r[4], r[4] + 1, "n", r[0], None) for r in many)
+
+
 def test_a_shared_correlation_launches_from_the_latest_call() -> None:
     def call(event_id: int, start: int, tid: int) -> tuple[Any, ...]:
         return (event_id, "t", "runtime", "cudaLaunchKernel", start, 10, None, None, None, 1,

@@ -6,7 +6,7 @@ import itertools
 import random
 
 from backend.services.timeline_gaps import Coverage, Launch, find_gaps
-from backend.services.timeline_pyramid import first_level, level_width, next_level
+from backend.services.timeline_pyramid import Block, first_level, level_width, pyramid
 
 
 def _events(seed: int, n: int) -> list[tuple[int, int, str, int, int | None]]:
@@ -31,16 +31,27 @@ def _union(intervals: list[tuple[int, int]]) -> int:
 
 def test_every_level_keeps_busy_time_and_event_count_and_nests() -> None:
     events = _events(1, 3000)
-    level = first_level(events)
+    by_level: dict[int, list[Block]] = {}
+    for level, block in pyramid(iter(events), 7):  # a one-pass stream, as the index gives
+        by_level.setdefault(level, []).append(block)
+    assert sorted(by_level) == list(range(1, 8))
+    level = by_level[1]
+    assert level == list(first_level(events))
     busy = _union([(s, e) for s, e, *_ in events])
     assert sum(b.busy for b in level) == busy
     assert sum(b.events for b in level) == len(events)
-    for n in range(2, 7):
-        upper = next_level(level, n)
+    second = events[level[0].events]  # the event that opens the second block
+    assert [(b.first_id, b.first_corr) for b in level[:2]] == [events[0][3:], second[3:]]
+    for n in range(2, 8):
+        upper = by_level[n]
         assert sum(b.busy for b in upper) == busy
+        assert sum(b.events for b in upper) == len(events)
         assert sum(b.children for b in upper) == len(level)
         gaps = [b.start - a.end for a, b in itertools.pairwise(upper)]
         assert all(g >= level_width(n) for g in gaps), "blocks are at least a width apart"
+        for b in upper:  # each block is a run of whole blocks one level down
+            inside = [c for c in level if b.start <= c.start and c.end <= b.end]
+            assert len(inside) == b.children and inside[0].start == b.start
         level = upper
 
 
@@ -54,14 +65,14 @@ def test_coverage_counts_overlaps_once() -> None:
 
 def test_gap_causes() -> None:
     gpu = [(0, 10_000, "k", 1, 11), (100_000, 110_000, "k", 2, 12)]
-    blocks = first_level(gpu)
+    blocks = list(first_level(gpu))
     thread = (None, 1, 1)
 
     def cause(launch: Launch, runtime: list[tuple[int, int]], sync: list[tuple[int, int]]) -> str:
-        gaps = find_gaps(
-            gpu, blocks, None, {(None, 12): launch},
+        gaps = list(find_gaps(
+            blocks, None, {(None, 12): launch},
             {thread: Coverage(runtime)}, {thread: Coverage(sync)},
-        )  # fmt: skip
+        ))  # fmt: skip
         assert len(gaps) == 1 and gaps[0].dur == 90_000
         return gaps[0].cause
 
@@ -71,4 +82,4 @@ def test_gap_causes() -> None:
     assert cause(late, [(10_000, 99_000)], [(10_000, 90_000)]) == "sync-bound"
     assert cause(late, [(10_000, 99_000)], []) == "launch-bound"
     assert cause(late, [(95_000, 99_000)], []) == "host-bound"
-    assert find_gaps(gpu, blocks, None, {}, {}, {})[0].cause == "unknown"
+    assert next(find_gaps(blocks, None, {}, {}, {})).cause == "unknown"
