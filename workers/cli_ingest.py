@@ -34,9 +34,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Parse `args.file`; exit 2 with the parser's message on bad input."""
+    from backend.core.allocator import pin_mmap_threshold
     from ingest import IngestError, parse_file
     from ingest.analysis import TraceAnalysis
 
+    pin_mmap_threshold()
     show_bar = sys.stderr.isatty() and not args.no_progress
     try:
         parsed = parse_file(args.file)

@@ -14,6 +14,7 @@ from sqlalchemy import delete, or_, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col
 
+from backend.core.allocator import pin_mmap_threshold
 from backend.core.config import Settings
 from backend.models import KernelStatRecord, Trace, TraceEvent, TraceStatus
 from backend.services.blob_store import blob_path
@@ -56,6 +57,7 @@ def ingest_trace(
     if not claim_trace(engine, trace_id, lease_s=settings.ingest_time_limit_s):
         log.info("trace %s is being ingested by another worker; message dropped", trace_id)
         return None
+    pin_mmap_threshold()  # once per process: freed parse buffers go back to the OS
     progress = ProgressReporter(engine, settings, trace_id)
     try:
         with _gc_paused(), engine.begin() as conn:
