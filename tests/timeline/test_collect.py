@@ -12,7 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from backend.services.event_store import COLUMNS
-from backend.services.timeline_collect import Collected, TimelineCollector
+from backend.services.timeline_collect import SPILL_ROWS, Collected, TimelineCollector
 from backend.services.timeline_index import build_timeline_index
 from ingest import parse_file
 from tests.timeline.conftest import H200, Ingest
@@ -31,8 +31,8 @@ def _rows(path: Path) -> list[tuple[Any, ...]]:
     ]  # fmt: skip
 
 
-def _collect(batches: list[list[tuple[Any, ...]]]) -> Collected:
-    collector = TimelineCollector()
+def _collect(batches: list[list[tuple[Any, ...]]], spill_rows: int = SPILL_ROWS) -> Collected:
+    collector = TimelineCollector(spill_rows=spill_rows)
     for batch in batches:
         collector.add(batch)
     return collector.finish()
@@ -58,6 +58,22 @@ def test_row_order_and_batching_do_not_change_what_is_collected() -> None:
         random.Random(3).shuffle(shuffled)
         batches = [shuffled[i : i + 777] for i in range(0, len(shuffled), 777)]
         assert _comparable(_collect(batches)) == expected, path.name
+
+
+def test_columns_spilled_to_disk_collect_the_same() -> None:
+    """A trace longer than `SPILL_ROWS` keeps its columns in a temporary file; what is
+    collected must not change, in arrival order, in a few runs, or in no order at all."""
+    for path in (NSYS, H200):
+        rows = _rows(path)
+        batches = [rows[i : i + 1000] for i in range(0, len(rows), 1000)]
+        in_memory = _comparable(_collect(batches))
+        assert _comparable(_collect(batches, spill_rows=3000)) == in_memory, path.name
+        halves = [*batches[len(batches) // 2 :], *batches[: len(batches) // 2]]  # 2 runs
+        assert _comparable(_collect(halves, spill_rows=2500)) == in_memory, path.name
+    shuffled = rows[:]
+    random.Random(5).shuffle(shuffled)
+    assert _comparable(_collect([shuffled[i : i + 999] for i in range(0, len(rows), 999)],
+                                spill_rows=4000)) == in_memory  # fmt: skip
 
 
 def test_a_lane_in_a_few_sorted_runs_streams_in_sort_order() -> None:
