@@ -57,6 +57,12 @@ class Settings(BaseSettings):
     sweep_interval_s: int = Field(
         default=60, gt=0, description="How often each worker runs the re-enqueue sweeper."
     )
+    claim_grace_s: int = Field(
+        default=30,
+        gt=0,
+        description="The sweeper re-sends a `processing` trace this long after its worker's "
+        "claim lapsed (the hard time limit), so the killed attempt has rolled back first.",
+    )
     max_ingest_attempts: int = Field(
         default=3,
         gt=0,

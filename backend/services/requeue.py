@@ -24,8 +24,6 @@ from backend.core.task_names import INGEST_QUEUE, INGEST_TRACE
 from backend.models import Trace, TraceStatus
 
 log = logging.getLogger(__name__)
-# A worker's claim is treated as dead this long after it lapsed (its hard time limit).
-_GRACE_S = 30
 _BATCH = 500
 
 
@@ -51,7 +49,8 @@ def sweep_traces(*, engine: Engine, settings: Settings, now: datetime | None = N
     """
     now = now or datetime.now(UTC)
     queued_before = now - timedelta(seconds=settings.requeue_after_s)
-    lapsed = now - timedelta(seconds=_GRACE_S)
+    # A claim is treated as dead CLAIM_GRACE_S after it lapsed (its worker's hard time limit).
+    lapsed = now - timedelta(seconds=settings.claim_grace_s)
     unclaimed_before = lapsed - timedelta(seconds=settings.ingest_time_limit_s)
     claim, updated = col(Trace.ingest_claimed_until), col(Trace.updated_at)
     stale = ((col(Trace.status) == TraceStatus.QUEUED) & (updated < queued_before)) | (

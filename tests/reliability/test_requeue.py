@@ -70,14 +70,18 @@ def test_a_processing_trace_whose_claim_lapsed_is_resent_then_failed_after_max_a
     trace_id = _upload(client, SMALL.read_bytes())
     assert claim_trace(engine, trace_id, lease_s=60)
     assert not claim_trace(engine, trace_id, lease_s=60), "a live claim excludes a second worker"
-    later = datetime.now(UTC) + timedelta(seconds=60 + 31)
+    grace = settings.claim_grace_s
+    within_grace = datetime.now(UTC) + timedelta(seconds=60 + grace - 5)
+    later = datetime.now(UTC) + timedelta(seconds=60 + grace + 1)
     assert sweep_traces(engine=engine, settings=settings).requeued == []  # claim still live
+    # lapsed, but the killed attempt may still be rolling back
+    assert sweep_traces(engine=engine, settings=settings, now=within_grace).requeued == []
     assert sweep_traces(engine=engine, settings=settings, now=later).requeued == [trace_id]
     assert _get(engine, trace_id).status == TraceStatus.QUEUED
 
     _set(engine, trace_id, ingest_attempts=settings.max_ingest_attempts)
     assert claim_trace(engine, trace_id, lease_s=60)
-    much_later = later + timedelta(seconds=60 + 31)
+    much_later = later + timedelta(seconds=60 + grace + 1)
     swept = sweep_traces(engine=engine, settings=settings, now=much_later)
     assert swept.failed == [trace_id] and swept.requeued == []
     trace = _get(engine, trace_id)
