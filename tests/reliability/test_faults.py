@@ -6,6 +6,7 @@ real `perfdash worker` processes; see `conftest.py`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 import time
@@ -32,6 +33,7 @@ SMALL = [
     REPO / "tests" / "data" / "nsys" / "copies.sqlite",
 ]
 BIG = REPO / "perf" / "data" / "h200_gpt_12l.pt.trace.json.gz"
+FIRST_LIMIT_S = 10  # the killed worker's time limit, so the length of its claim
 
 
 def _status(client: TestClient, trace_id: str) -> dict[str, Any]:
@@ -49,6 +51,13 @@ def _wait_for(
             return doc
         time.sleep(0.1)
     raise AssertionError(f"trace {trace_id} still {doc['status']} after {timeout_s}s")
+
+
+@functools.cache
+def big_event_count() -> int:
+    """The events in BIG, counted straight from the file with no database (once a session:
+    the tests that need it call it while their workers wait out a limit, on an idle CPU)."""
+    return sum(1 for _ in parse_file(BIG).events)
 
 
 def _stored_events(trace_id: str) -> int:
@@ -95,13 +104,14 @@ def test_a_worker_killed_mid_ingest_is_replaced_and_the_trace_is_ready_exactly_o
     workers: Workers,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # The killed worker's claim lapses after the time limit (30 s); Redis redelivers the
-    # unacknowledged message after the visibility timeout (35 s) to the second worker.
-    monkeypatch.setenv("PERFDASH_INGEST_TIME_LIMIT_S", "30")
-    monkeypatch.setenv("PERFDASH_BROKER_VISIBILITY_TIMEOUT_S", "35")
+    # The killed worker's claim lapses after its time limit (10 s; it is killed about 1 s
+    # into the task). The second worker's Redis transport redelivers the unacknowledged
+    # message after its visibility timeout (15 s, checked every second), once that claim
+    # has lapsed. Its own time limit leaves the re-run plenty of room; were the re-run
+    # slower than 15 s, its message would come again and the live claim would drop it.
     monkeypatch.setenv("PERFDASH_SWEEP_INTERVAL_S", "3600")  # recovery by redelivery alone
     use_broker(redis_url)
-    first = workers.start()
+    first = workers.start(PERFDASH_INGEST_TIME_LIMIT_S=str(FIRST_LIMIT_S))
     with TestClient(create_app()) as client:
         up = client.post("/api/v1/traces", files={"file": (BIG.name, BIG.read_bytes())})
         trace_id = up.json()["id"]
@@ -111,13 +121,15 @@ def test_a_worker_killed_mid_ingest_is_replaced_and_the_trace_is_ready_exactly_o
         assert _status(client, trace_id)["status"] == "processing"
         assert _stored_events(trace_id) == 0, "the killed attempt's rows were rolled back"
 
-        workers.start()
+        workers.start(
+            PERFDASH_INGEST_TIME_LIMIT_S="120",
+            PERFDASH_BROKER_VISIBILITY_TIMEOUT_S=str(FIRST_LIMIT_S + 5),
+        )
+        expected = big_event_count()  # meanwhile, Redis holds the message back
         done = _wait_for(client, trace_id, {"ready", "failed"}, timeout_s=240)
         assert done["status"] == "ready", done["error"]
         _wait_broker_idle(redis_url)  # the redelivered original message was consumed too
         assert _status(client, trace_id)["status"] == "ready"
-    parsed = parse_file(BIG)  # the count straight from the file, with no database
-    expected = sum(1 for _ in parsed.events)
     assert sum(done["event_counts"].values()) == expected > 150_000
     assert _stored_events(trace_id) == expected
     with get_engine().connect() as conn:
