@@ -7,6 +7,7 @@ so runs never see each other's rows.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -36,11 +37,16 @@ def _admin_dsn() -> str:
     return url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A URL of an empty database of each engine."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'perfdash.db'}"
+# Every database test runs on each engine; a module-scoped fixture may take these too.
+ENGINES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+
+
+@contextlib.contextmanager
+def fresh_database(engine: str, folder: Path) -> Iterator[str]:
+    """The URL of a new, empty database of `engine` (SQLite: a file in `folder`), dropped
+    afterwards."""
+    if engine == "sqlite":
+        yield f"sqlite:///{folder / 'perfdash.db'}"
         return
     name = f"perfdash_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(_admin_dsn(), autocommit=True) as conn:
@@ -53,9 +59,35 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@pytest.fixture(params=ENGINES)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL of an empty database of each engine."""
+    with fresh_database(request.param, tmp_path) as url:
+        yield url
+
+
 def _clear_caches() -> None:
     for cached in (get_settings, get_engine, get_producer):
         cached.cache_clear()
+
+
+@contextlib.contextmanager
+def settings_on(
+    database_url: str, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Settings]:
+    """Settings pointing at the database (migrated), a blob store in `folder` and a
+    filesystem broker."""
+    monkeypatch.setenv("PERFDASH_DATA_DIR", str(folder / "var"))
+    monkeypatch.setenv("PERFDASH_DATABASE_URL", database_url)
+    monkeypatch.setenv("PERFDASH_BROKER_URL", "")
+    monkeypatch.setenv("PERFDASH_MAX_UPLOAD_BYTES", str(8 * 1024 * 1024))
+    _clear_caches()
+    try:
+        upgrade_database()
+        yield get_settings()
+    finally:
+        get_engine().dispose()
+        _clear_caches()
 
 
 @pytest.fixture
@@ -63,15 +95,8 @@ def settings(
     database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Settings]:
     """Settings pointing at the fresh database, a private blob store and a filesystem broker."""
-    monkeypatch.setenv("PERFDASH_DATA_DIR", str(tmp_path / "var"))
-    monkeypatch.setenv("PERFDASH_DATABASE_URL", database_url)
-    monkeypatch.setenv("PERFDASH_BROKER_URL", "")
-    monkeypatch.setenv("PERFDASH_MAX_UPLOAD_BYTES", str(8 * 1024 * 1024))
-    _clear_caches()
-    upgrade_database()
-    yield get_settings()
-    get_engine().dispose()
-    _clear_caches()
+    with settings_on(database_url, tmp_path, monkeypatch) as test_settings:
+        yield test_settings
 
 
 @pytest.fixture

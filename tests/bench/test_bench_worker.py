@@ -23,6 +23,7 @@ from sqlmodel import Session
 from backend.core.config import Settings
 from backend.core.db import get_engine
 from backend.services.tokens import create_token
+from tests.conftest import ENGINES, fresh_database, settings_on
 from tests.real_worker import redis_broker, worker_process
 
 pytest.importorskip("torch")
@@ -47,17 +48,30 @@ SPECS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
-@pytest.fixture
-def bench_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
-    """The test settings with the broker on this area's own Redis database."""
-    with redis_broker(monkeypatch, REDIS_URL) as redis_backed:
+@pytest.fixture(scope="module", params=ENGINES)
+def bench_env(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Settings]:
+    """Settings on a fresh database of each engine with the broker on this area's own Redis
+    database, shared by the module's tests: one worker serves them all (starting one takes
+    seconds: Celery, then the capability probe imports torch). Each test stores and runs
+    benchmarks of its own names and checks only those runs."""
+    folder = tmp_path_factory.mktemp("bench")
+    with (
+        pytest.MonkeyPatch.context() as monkeypatch,
+        fresh_database(request.param, folder) as database_url,
+        settings_on(database_url, folder, monkeypatch),
+        redis_broker(monkeypatch, REDIS_URL) as redis_backed,
+    ):
         yield redis_backed
 
 
-@pytest.fixture
-def gpu_worker(bench_env: Settings, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+@pytest.fixture(scope="module")
+def gpu_worker(
+    bench_env: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[subprocess.Popen[bytes]]:
     """`perfdash worker --queues gpu,ingest --concurrency 1`, as a GPU host runs it."""
-    with worker_process("gpu,ingest", tmp_path / "worker.log") as proc:
+    with worker_process("gpu,ingest", tmp_path_factory.mktemp("worker") / "worker.log") as proc:
         yield proc
 
 
