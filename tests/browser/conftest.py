@@ -1,8 +1,9 @@
-"""Browser fixtures: a real `perfdash serve` per test and Debian's headless Chromium.
+"""Browser fixtures: a real `perfdash serve` per test (or per module, where each test
+opens only traces it uploaded itself) and Debian's headless Chromium.
 
 The server is the product as users run it (API, dashboard and a Celery worker over the
 embedded broker), on a free port with its own data dir, and its whole process group
-is stopped after the test.
+is stopped after the test (or the module).
 """
 
 from __future__ import annotations
@@ -130,6 +131,13 @@ def _serve(tmp_path: Path, *extra: str, settings: dict[str, str] | None = None) 
 def perfdash_server(tmp_path: Path) -> Iterator[Server]:
     """`perfdash serve --no-samples` (API, dashboard, worker) with an empty data dir."""
     yield from _serve(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def module_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One `perfdash serve --no-samples` for all tests of a module whose tests each upload
+    their own traces and open only those, by id (a server takes seconds to start)."""
+    yield from _serve(tmp_path_factory.mktemp("serve"))
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """The trace page's tabs and the compare page in headless Chromium, with real traces.
 
 Each view must draw its charts WITH data (counted in Plotly's SVG), keep its state in the
-URL, and render hostile kernel names as text. Screenshots go to `test-artifacts/`.
+URL, and render hostile kernel names as text. Screenshots go to `test-artifacts/`. The
+tests share one server: each uploads its own traces and opens them by id.
 """
 
 from __future__ import annotations
@@ -41,11 +42,11 @@ def _points(page: Page, chart: str) -> int:
 
 
 def test_torch_trace_tabs_render_with_data(
-    perfdash_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+    module_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
 ) -> None:
-    base = perfdash_server.base_url
-    tid = _upload_id(perfdash_server, TORCH.read_bytes(), TORCH.name)
-    other = _upload_id(perfdash_server, GPT.read_bytes(), GPT.name)
+    base = module_server.base_url
+    tid = _upload_id(module_server, TORCH.read_bytes(), TORCH.name)
+    other = _upload_id(module_server, GPT.read_bytes(), GPT.name)
 
     page.goto(f"{base}/traces/{tid}")
     expect(page.locator("#trace-detail-kernels-chart .bars .point path")).to_have_count(10)
@@ -89,16 +90,16 @@ def test_torch_trace_tabs_render_with_data(
 
 
 def test_a_kernel_named_script_renders_as_text(
-    perfdash_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+    module_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
 ) -> None:
     events = [step(1, 0, 1_000), memory(1, 1_000_000, 2_000_000, 1)]
     events += [kernel(SCRIPT_NAME, 10, 400), kernel("plain_kernel", 500, 100)]
-    tid = _upload_id(perfdash_server, document(events), "hostile.json")
-    page.goto(f"{perfdash_server.base_url}/traces/{tid}?tab=kernels")
+    tid = _upload_id(module_server, document(events), "hostile.json")
+    page.goto(f"{module_server.base_url}/traces/{tid}?tab=kernels")
     cell = page.locator('#trace-kernels-table td[data-dash-column="label"]').first
     expect(cell).to_contain_text("<script>", timeout=TIMEOUT_MS)
     expect(page.locator("#trace-kernels-top-chart .ytick text").first).to_contain_text("<script>")
-    page.goto(f"{perfdash_server.base_url}/traces/{tid}")
+    page.goto(f"{module_server.base_url}/traces/{tid}")
     expect(page.locator("#trace-detail-kernels-table .kernel-name").first).to_contain_text(
         "<script>"
     )
@@ -117,7 +118,7 @@ VENDOR = [
 def test_vendor_trace_tabs(
     fmt: str,
     path: Path,
-    perfdash_server: Server,
+    module_server: Server,
     page: Page,
     page_errors: PageErrors,
     artifacts: Path,
@@ -126,8 +127,8 @@ def test_vendor_trace_tabs(
         pytest.skip(f"{fmt} is not in ingest.registry.SUPPORTED_FORMATS yet")
     if not path.exists():
         pytest.skip(f"{path} is not present (../shared/corpus)")
-    base = perfdash_server.base_url
-    tid = _upload_id(perfdash_server, path.read_bytes(), path.name)
+    base = module_server.base_url
+    tid = _upload_id(module_server, path.read_bytes(), path.name)
     page.goto(f"{base}/traces/{tid}")
     expect(page.locator("#trace-detail-kernels-chart .bars .point path").first).to_be_visible()
     page.screenshot(path=artifacts / f"trace_views_{fmt}_overview.png", full_page=True)
