@@ -66,6 +66,12 @@ def _stored_events(trace_id: str) -> int:
         return int(conn.execute(sql, {"t": trace_id}).scalar_one())
 
 
+def _ingest_attempts(trace_id: str) -> int:
+    with get_engine().connect() as conn:
+        sql = text("SELECT ingest_attempts FROM traces WHERE id = :t")
+        return int(conn.execute(sql, {"t": trace_id}).scalar_one())
+
+
 def test_uploads_succeed_while_the_broker_is_down_and_are_ingested_once_it_is_back(
     use_broker: Callable[[str], Settings],
     redis_url: str,
@@ -132,11 +138,7 @@ def test_a_worker_killed_mid_ingest_is_replaced_and_the_trace_is_ready_exactly_o
         assert _status(client, trace_id)["status"] == "ready"
     assert sum(done["event_counts"].values()) == expected > 150_000
     assert _stored_events(trace_id) == expected
-    with get_engine().connect() as conn:
-        attempts = conn.execute(
-            text("SELECT ingest_attempts FROM traces WHERE id = :t"), {"t": trace_id}
-        ).scalar_one()
-    assert attempts == 2, "one killed attempt, then the redelivered message"
+    assert _ingest_attempts(trace_id) == 2, "one killed attempt, then the redelivered message"
     assert "re-sent" not in workers.log(1)
 
 

@@ -19,14 +19,13 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import text
 
 from backend.core.config import Settings
-from backend.core.db import get_engine
 from backend.main import create_app
 from tests.reliability.conftest import Workers
 from tests.reliability.test_faults import (
     BIG,
+    _ingest_attempts,
     _stored_events,
     _wait_for,
     _wait_progress,
@@ -102,9 +101,5 @@ def test_a_stuck_pool_child_is_killed_at_the_hard_limit_and_the_sweeper_recovers
     assert f"Hard time limit ({LIMIT_S}s) exceeded" in log, log[-3000:]
     assert "re-sent" in log, "the sweeper re-sent the trace whose claim lapsed"
     assert _stored_events(trace_id) == expected
-    with get_engine().connect() as conn:
-        attempts = conn.execute(
-            text("SELECT ingest_attempts FROM traces WHERE id = :t"), {"t": trace_id}
-        ).scalar_one()
-    assert attempts == 2, "the killed attempt, then the sweeper's re-send"
+    assert _ingest_attempts(trace_id) == 2, "the killed attempt, then the sweeper's re-send"
     assert stuck not in _children(worker.pid), "a fresh pool child did the second attempt"
