@@ -88,7 +88,7 @@ class _Group:
         out: list[tuple[int, Callable[[], _Group]]] = []
         if spill is not None:
             out.extend((n, partial(spill.read, offset, n)) for offset, n in self.spilled)
-        if self.starts or not out:
+        if self.starts:  # empty only once everything was spilled (a group never starts empty)
             out.append((len(self.starts), lambda: self))
         return out
 
@@ -179,8 +179,6 @@ def _run_bounds(g: _Group, spill: _Spill | None) -> list[int] | None:
     bounds, base = [0], 0
     before: _SortKey | None = None
     for chunk in g.chunks(spill):
-        if not len(chunk):
-            continue
         found = _breaks(chunk, before)
         if found is None or len(bounds) + len(found) > _MAX_RUNS:
             return None
@@ -220,25 +218,31 @@ def _sorted_rows(g: _Group, spill: _Spill | None) -> Iterator[Row]:
     return runs[0] if len(runs) == 1 else heapq.merge(*runs)
 
 
+class _Extent:
+    """A lane's row count, first start and last end, accounted stretch by stretch."""
+
+    __slots__ = ("count", "first_start", "last")
+
+    def __init__(self) -> None:
+        self.count = self.first_start = 0
+        self.last: _SortKey | None = None  # the last row in sort order (start, end, name, id)
+
+    def add(self, chunk: _Group) -> None:
+        first = min(chunk.starts)
+        self.first_start = min(self.first_start, first) if self.count else first
+        self.count += len(chunk)
+        top = max(zip(chunk.starts, chunk.ends(), chunk.names, chunk.ids, strict=True))
+        self.last = top if self.last is None else max(self.last, top)
+
+
 class Lane:
     """One lane's rows, kept as its groups' columns (in memory or spilled) and streamed in
     sorted order on demand: memory per lane is one stretch of columns, however long."""
 
-    def __init__(self, groups: list[_Group], spill: _Spill | None) -> None:
+    def __init__(self, groups: list[_Group], spill: _Spill | None, extent: _Extent) -> None:
         self._groups, self._spill = groups, spill
-        self.count = 0
-        self.first_start = self.last_end = 0
-        last: _SortKey | None = None  # the last row in sort order (start, end, name, id)
-        for g in groups:
-            for chunk in g.chunks(spill):
-                if not len(chunk):
-                    continue
-                first = min(chunk.starts)
-                self.first_start = first if not self.count else min(self.first_start, first)
-                self.count += len(chunk)
-                top = max(zip(chunk.starts, chunk.ends(), chunk.names, chunk.ids, strict=True))
-                last = top if last is None else max(last, top)
-        self.last_end = last[1] if last is not None else 0
+        self.count, self.first_start = extent.count, extent.first_start
+        self.last_end = extent.last[1] if extent.last is not None else 0
 
     def rows(self) -> Iterator[Row]:
         """The rows sorted by (start, end, name, id), a fresh iterator per call."""
@@ -363,14 +367,15 @@ class TimelineCollector:
         comm_names: dict[str, bool] = {}
         sync_names: dict[str, bool] = {}
         first_kernel: dict[LaneKey, tuple[int, int]] = {}  # (start, id)
+        extents: dict[LaneKey, _Extent] = {}
         for (kind, rank, device, stream, pid, tid), group in self._groups.items():
             family = KIND_FAMILY[kind]
             gpu = family in lanes_mod.GPU_FAMILIES
             key = LaneKey(family, rank, device if gpu else pid, stream if gpu else tid)
             by_lane.setdefault(key, []).append(group)
+            extent = extents.setdefault(key, _Extent())
             for chunk in group.chunks(spill):
-                if not len(chunk):
-                    continue
+                extent.add(chunk)
                 _count_names(out.names, kind, chunk)
                 out.longs.extend(_longs(chunk, key))
                 if kind == "kernel":
@@ -392,7 +397,7 @@ class TimelineCollector:
                     if synced:
                         out.sync.setdefault(thread, []).extend(synced)
         out.launches = launches.finish()
-        out.lanes = {key: Lane(groups, spill) for key, groups in by_lane.items()}
+        out.lanes = {key: Lane(groups, spill, extents[key]) for key, groups in by_lane.items()}
         out.first_kernel = {key: event_id for key, (_, event_id) in first_kernel.items()}
         self._groups, self._spill = {}, None
         return out
