@@ -9,6 +9,7 @@ from a2wsgi import WSGIMiddleware
 from fastapi import FastAPI
 from sqlmodel import Session, func, select
 
+from backend.api.host_check import allowed_hosts
 from backend.core.config import get_settings
 from backend.core.db import get_engine
 from backend.main import create_app
@@ -25,7 +26,7 @@ def build_app(host: str, port: int) -> FastAPI:
     settings = get_settings()
     api_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
     api_url = settings.api_url or f"http://{api_host}:{port}"
-    app = create_app()
+    app = create_app(allowed_hosts=allowed_hosts(settings, host))
     dash_app = create_dash_app(api_url=api_url)
     app.mount("/", WSGIMiddleware(dash_app.server))  # type: ignore[arg-type]
     return app

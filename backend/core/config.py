@@ -80,6 +80,11 @@ class Settings(BaseSettings):
         "loopback only); password: people log in with a perfdash user; proxy: trust a "
         "reverse proxy's user header (PROXY_USER_HEADER) from TRUSTED_PROXIES.",
     )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names (JSON list) `serve` answers to; empty means localhost, "
+        '127.0.0.1, ::1 and the --host given; `["*"]` answers any (DNS-rebinding guard).',
+    )
     allow_anonymous: bool = Field(
         default=False,
         description="Allow `serve --host` beyond loopback with auth off (logs a warning).",

@@ -20,7 +20,8 @@ _BigId = BigInteger().with_variant(Integer(), "sqlite")
 BUILTIN_WORKLOADS = ("allreduce", "copy", "gemm", "sdpa", "train_step")
 MAX_SWEEP_POINTS = 256
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-_CALLABLE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+# A `perfdash.workloads` entry-point name, or its `package.module:function` value.
+_CALLABLE = re.compile(r"^[A-Za-z_][\w.-]*(?::[A-Za-z_]\w*)?$")
 
 
 class WorkloadKind(StrEnum):
@@ -108,7 +109,9 @@ class BenchmarkSpecCreate(BenchmarkSpecBase):
         if self.kind == WorkloadKind.BUILTIN and self.workload not in BUILTIN_WORKLOADS:
             raise ValueError(f"workload must be one of {', '.join(BUILTIN_WORKLOADS)}")
         if self.kind == WorkloadKind.CALLABLE and not _CALLABLE.match(self.workload):
-            raise ValueError("a callable workload is 'package.module:function'")
+            raise ValueError(
+                "a callable workload is a registered entry-point name or 'package.module:function'"
+            )
         if self.kind == WorkloadKind.COMMAND and not (self.command and all(self.command)):
             raise ValueError("a command spec needs `command`, a non-empty list of arguments")
         if self.kind != WorkloadKind.COMMAND and (self.command or self.output_file):

@@ -10,12 +10,16 @@ Public surface: `apply_specs`, `upsert_spec`, `get_spec`, `list_specs`, `delete_
 
 import hashlib
 import json
+import re
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session, col, func, select
 
+from backend.core.config import Settings, get_settings
 from backend.core.queue import get_producer
 from backend.core.task_names import RUN_BENCHMARK
 from backend.models.benchmarks import (
@@ -25,6 +29,7 @@ from backend.models.benchmarks import (
     BenchmarkSpecCreate,
     BenchmarkSpecPublic,
     SpecChange,
+    WorkloadKind,
 )
 from backend.services.cron import CronError, due_between, parse_cron
 from backend.services.errors import InvalidInputError, NotFoundError
@@ -43,21 +48,86 @@ def spec_hash(data: BenchmarkSpecCreate | BenchmarkSpec) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def runs_user_code(data: BenchmarkSpecCreate | BenchmarkSpec) -> bool:
+    """Whether storing the spec lets it run code of the caller's choosing on a runner.
+
+    Callables import a function by name, commands run an argv, install hooks run a
+    shell line: each needs an admin (`CHANGE_RUNNER_CODE`), whatever else changes.
+    """
+    return data.kind in (WorkloadKind.CALLABLE, WorkloadKind.COMMAND) or bool(data.install)
+
+
+def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    """Every string inside a JSON-like value, with its dotted path."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, f"{where}.{key}")
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _strings(item, f"{where}[{i}]")
+
+
+_PATH_PIECES = re.compile(r"[=,;:\s]+")
+
+
+def _inside(piece: str, roots: tuple[Path, ...]) -> bool:
+    if "/" not in piece:
+        return False
+    try:
+        path = Path(piece).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return any(path == root or root in path.parents for root in roots)
+
+
+def check_storage_paths(data: BenchmarkSpecCreate | BenchmarkSpec, settings: Settings) -> None:
+    """Refuse a spec whose fields name a file in perfdash's own storage.
+
+    Uploaded blobs are attacker-chosen bytes at predictable paths, so a workload that is
+    handed one (a config file, a pickle) can be turned into code execution on the runner;
+    the database and broker folders under DATA_DIR are no better. A string counts when it,
+    or any piece of it split at `=`, `,`, `;`, `:` or spaces, resolves inside
+    STORAGE_DIR or DATA_DIR, or when it contains either folder's path.
+
+    Raises:
+        InvalidInputError: naming the field and the storage folder.
+    """
+    roots = (settings.blob_dir, settings.data_dir.resolve())
+    fields = {
+        "params": data.params, "sweep": data.sweep, "command": data.command,
+        "output_file": data.output_file, "install": data.install, "workload": data.workload,
+    }  # fmt: skip
+    for name, value in fields.items():
+        for where, text in _strings(value, name):
+            pieces = [text, *_PATH_PIECES.split(text)]
+            if any(str(root) in text for root in roots) or any(_inside(p, roots) for p in pieces):
+                raise InvalidInputError(
+                    f"spec {data.name}: {where} names a path inside perfdash's storage "
+                    f"(STORAGE_DIR {settings.blob_dir} or DATA_DIR); uploaded files are never "
+                    "inputs to a benchmark"
+                )
+
+
 def _check(data: BenchmarkSpecCreate) -> None:
     if data.schedule:
         try:
             parse_cron(data.schedule)
         except CronError as e:
             raise InvalidInputError(f"spec {data.name}: schedule: {e}") from e
+    check_storage_paths(data, get_settings())
 
 
 def upsert_spec(session: Session, data: BenchmarkSpecCreate) -> tuple[BenchmarkSpec, SpecChange]:
     """Create or update a spec by name; the change lists each field's (old, new).
 
-    Callers decide who may store command specs or install hooks (admins only).
+    Callers decide who may store specs that run their own code (`runs_user_code`:
+    admins only).
 
     Raises:
-        InvalidInputError: the schedule is not valid cron.
+        InvalidInputError: the schedule is not valid cron, or a field names a path in
+            perfdash's storage.
     """
     _check(data)
     values = data.model_dump()

@@ -31,8 +31,10 @@ UPLOAD_TRACE = Permission("upload a trace", "traces:write", Role.UPLOADER, True)
 DELETE_TRACE = Permission("delete a trace", "traces:write", Role.ADMIN, True)
 RUN_BENCHMARK = Permission("request a benchmark run", "bench:run", Role.UPLOADER, True)
 CHANGE_BENCHMARK = Permission("change a benchmark spec", "benchmarks:write", Role.ADMIN, True)
-# Command specs and install hooks run what they name on the GPU runners.
-CHANGE_RUNNER_CODE = Permission("store a command spec or install hook", "admin", Role.ADMIN, False)
+# Callable and command specs and install hooks run what they name on the GPU runners.
+CHANGE_RUNNER_CODE = Permission(
+    "store a callable or command spec or an install hook", "admin", Role.ADMIN, False
+)
 PUSH_METRICS = Permission("push metrics", "metrics:write", None, False)
 CHANGE_SLAS = Permission("change SLAs", "slas:write", Role.ADMIN, False)
 CHANGE_WEBHOOKS = Permission("change webhooks", "webhooks:write", Role.ADMIN, False)

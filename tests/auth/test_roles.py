@@ -28,6 +28,7 @@ GEMM: dict[str, Any] = {"name": "gemm-bf16", "workload": "gemm", "sweep": {"m": 
 SLA = {"project": "llm", "benchmark": "train", "metric": "step_time_ms", "threshold": 12}
 WEBHOOK = {"url": "http://127.0.0.1:9/hook"}
 COMMAND_SPEC = {"name": "cmd", "kind": "command", "command": ["./bench", "--json"]}
+CALLABLE_SPEC = {"name": "fn", "kind": "callable", "workload": "logging.config:fileConfig"}
 
 Action = Callable[[TestClient, dict[str, str], str], int]
 ACTIONS: dict[str, Action] = {
@@ -43,6 +44,9 @@ ACTIONS: dict[str, Action] = {
     "command spec": lambda c, h, _t: (
         c.post("/api/v1/benchmarks", json=COMMAND_SPEC, headers=h).status_code
     ),
+    "callable spec": lambda c, h, _t: (
+        c.post("/api/v1/benchmarks", json=CALLABLE_SPEC, headers=h).status_code
+    ),
     "change SLA": lambda c, h, _t: (
         c.post("/api/v1/slas", json={**SLA, "name": uuid.uuid4().hex}, headers=h).status_code
     ),
@@ -57,7 +61,8 @@ ACTIONS: dict[str, Action] = {
 }
 ALLOWED = {
     "read": 200, "upload": 202, "delete": 204, "run benchmark": 202, "change spec": 200,
-    "command spec": 200, "change SLA": 201, "change webhook": 201, "push metrics": 200,
+    "command spec": 200, "callable spec": 200, "change SLA": 201, "change webhook": 201,
+    "push metrics": 200,
 }  # fmt: skip
 
 

@@ -55,7 +55,7 @@ def test_bad_specs_are_refused_with_the_reason(client: TestClient) -> None:
         ({**GEMM, "sweep": {"m": []}}, "non-empty list"),
         ({**GEMM, "sweep": {"a": list(range(20)), "b": list(range(20))}}, "limit is 256"),
         ({**GEMM, "schedule": "61 * * * *"}, "outside 0-59"),
-        ({**GEMM, "kind": "callable", "workload": "no-colon"}, "package.module:function"),
+        ({**GEMM, "kind": "callable", "workload": "no spaces"}, "package.module:function"),
         ({**GEMM, "timeout_s": 99999}, "less than or equal"),
     ]
     for body, message in cases:

@@ -1,7 +1,11 @@
 """The two user-supplied workload kinds: a Python callable and an external command.
 
 A callable `module:function(params, seed, device)` returns a list of native points, or
-`{"points": [...], "outputs": [tensors]}` so the runner can hash its outputs.
+`{"points": [...], "outputs": [tensors]}` so the runner can hash its outputs. Only
+registered callables run: the examples shipped here, and the entry points a team's
+package declares in the `perfdash.workloads` group (named by the entry point's name or
+its `module:function` value). Any other importable function, stdlib or site-packages,
+is refused: `logging.config:fileConfig` fed an uploaded INI file runs its `args=` line.
 A command is an argv list (never a shell string); `{name}` in an argument is replaced by
 the sweep point's param, and the params also arrive as JSON in `PERFDASH_BENCH_PARAMS`.
 Its stdout (or `output_file`) must be native JSON, pytest-benchmark or Google Benchmark
@@ -15,6 +19,7 @@ import json
 import os
 import subprocess
 from collections.abc import Mapping
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +28,35 @@ class WorkloadError(Exception):
     """A user workload broke its contract; the message says how."""
 
 
+ENTRY_POINT_GROUP = "perfdash.workloads"
+# The shipped examples, allowed without installed package metadata.
+BUILTIN_CALLABLES = frozenset(
+    f"workers.bench.examples:{name}" for name in ("matmul_chain", "crash", "sleep", "fail")
+)
+
+
+def registered_callables() -> dict[str, str]:
+    """Every callable that may run: name or `module:function` -> `module:function`."""
+    allowed = {target: target for target in BUILTIN_CALLABLES}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        allowed[ep.name] = allowed[ep.value] = ep.value
+    return allowed
+
+
 def load_callable(target: str) -> Any:
-    """Import `module:function`."""
-    module_name, _, attr = target.partition(":")
-    if not module_name or not attr:
-        raise WorkloadError(f"callable workload {target!r} must look like 'module:function'")
+    """Import a registered callable, by entry-point name or `module:function`.
+
+    Raises:
+        WorkloadError: it is not registered, cannot be imported or is not callable.
+    """
+    resolved = registered_callables().get(target)
+    if resolved is None:
+        raise WorkloadError(
+            f"callable workload {target!r} is not registered: declare it as an entry point "
+            f"in the {ENTRY_POINT_GROUP!r} group of the package that defines it "
+            "(arbitrary importable functions are never run)"
+        )
+    module_name, _, attr = resolved.partition(":")
     try:
         fn = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as e:

@@ -29,7 +29,8 @@ from backend.services.bench_runs import (
     finish_run,
     requeue_run,
 )
-from backend.services.benchmarks import enqueue_due_runs
+from backend.services.benchmarks import check_storage_paths, enqueue_due_runs
+from backend.services.errors import InvalidInputError
 from backend.services.traces import accept_upload
 from workers import runner_registry  # noqa: F401  (connects the worker_ready signal)
 from workers.bench.launcher import Outcome, install_at_ref, launch
@@ -95,6 +96,11 @@ def execute_run(run_id: str, runner: str) -> str | None:
         if claimed is None:
             return None
         run, spec = claimed
+        try:  # specs stored before the check existed are refused here too
+            check_storage_paths(spec, get_settings())
+        except InvalidInputError as e:
+            fail_run(session, run_id, FailureReason.ERROR, str(e))
+            return "failed"
         request, install, ref = _request(run, spec), spec.install, run.ref
         name, project = spec.name, spec.project
     workdir = Path(tempfile.mkdtemp(prefix=f"perfdash-bench-{run_id[:8]}-"))

@@ -1,7 +1,7 @@
 """`/api/v1/benchmarks`, `/benchmark-runs` and `/runners`: specs, re-runs and GPU runners.
 
-Command specs and install hooks execute what they name on the runners, so storing one
-needs an `admin` token or user, whatever AUTH says; other spec changes need
+Callable and command specs and install hooks execute what they name on the runners, so
+storing one needs an `admin` token or user, whatever AUTH says; other spec changes need
 `benchmarks:write` or an admin, and re-runs `bench:run` or an uploader (anonymous with
 AUTH=off, like uploads).
 """
@@ -21,7 +21,6 @@ from backend.models.benchmarks import (
     RunnersPublic,
     RunRequestBody,
     SpecChange,
-    WorkloadKind,
 )
 from backend.services import benchmarks as service
 from backend.services.permissions import (
@@ -50,7 +49,7 @@ def upsert_spec(
     spec: BenchmarkSpecCreate, session: SessionDep, settings: SettingsDep, identity: IdentityDep
 ) -> SpecChange:
     """Create or update a spec by name; the answer lists the fields that changed."""
-    if spec.kind == WorkloadKind.COMMAND or spec.install:
+    if service.runs_user_code(spec):
         authorize(identity, CHANGE_RUNNER_CODE, settings.auth)
     return service.upsert_spec(session, spec)[1]
 
