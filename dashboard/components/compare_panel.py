@@ -15,7 +15,7 @@ from typing import Any
 from dash import dcc, html
 from dash.dcc import Graph
 
-from dashboard.figures.compare import category_delta_figure, kernel_delta_figure
+from dashboard.figures.compare import category_delta_figure, kernel_delta_figure, kernel_label
 from dashboard.format import (
     format_bytes,
     format_count,
@@ -98,9 +98,9 @@ def _headline(items: Sequence[JSON], share: bool, element_id: str) -> html.Ol | 
         return html.P("Nothing changed.", className="muted", id=element_id)
     lines = []
     for h in items:
-        kernel = h["kind"] == "kernel"
-        what = ("Kernels launched by " if h.get("match") == "op" else "Kernel ") if kernel else ""
-        label = shorten_kernel_name(h["label"]) if kernel else h["label"]
+        kernel, op = h["kind"] == "kernel", h.get("match") == "op"
+        what = ("Kernels launched by " if op else "Kernel ") if kernel else ""
+        label = shorten_kernel_name(h["label"]) if kernel and not op else h["label"]
         status = STATUS.get(h.get("status") or "", "")
         per = f" of {h['unit'].removeprefix('% of ')}" if share else " per step"
         pct = "" if h["delta_pct"] is None else f", {h['delta_pct']:+.1f}%"
@@ -127,7 +127,7 @@ def _kernel_rows(deltas: Sequence[JSON], share: bool, element_id: str) -> html.T
         html.Tr(
             [
                 html.Td(
-                    shorten_kernel_name(d["name"]),
+                    kernel_label(d),
                     className="kernel-name",
                     title="\n".join(
                         ["A: " + n for n in d["names_a"]] + ["B: " + n for n in d["names_b"]]

@@ -6,7 +6,7 @@ headline quotes the same `delta`s, so the page's words and bars agree by constru
 Green bars are better in B, red worse, grey where a share moving says nothing by itself.
 Each bar carries its row's key in `customdata`.
 
-Public surface: `kernel_delta_figure`, `category_delta_figure`, `chart_value`.
+Public surface: `kernel_delta_figure`, `category_delta_figure`, `chart_value`, `kernel_label`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from dashboard.figures.theme import MONO, base_layout, empty_figure, escape_lines, plotly_text
 from dashboard.format import shorten_kernel_name
 
-__all__ = ["category_delta_figure", "chart_value", "kernel_delta_figure"]
+__all__ = ["category_delta_figure", "chart_value", "kernel_delta_figure", "kernel_label"]
 
 BETTER, WORSE, NEUTRAL = "#2b8a3e", "#c92a2a", "#868e96"
 TOP_N = 15
@@ -29,6 +29,13 @@ JSON = dict[str, Any]
 def chart_value(delta: float, basis: str) -> float:
     """A delta as the charts draw it: µs per step, or points of a share."""
     return delta if basis == "share" else delta / 1e3
+
+
+def kernel_label(row: JSON) -> str:
+    """A kernel row's short label; a row matched by launching op is named by the op."""
+    if row.get("match") == "op":
+        return f"{row['name']} (launching op)"
+    return shorten_kernel_name(row["name"])
 
 
 def _axis_title(basis: str, share_of: str) -> str:
@@ -87,7 +94,7 @@ def kernel_delta_figure(deltas: Sequence[JSON], basis: str, top_n: int = TOP_N) 
     if not rows:
         return empty_figure("No kernel changed")
     colors = [_color(d["better"]) for d in rows]
-    labels = [shorten_kernel_name(d["name"]) for d in rows]
+    labels = [kernel_label(d) for d in rows]
     return _bars(rows, labels, colors, basis, _axis_title(basis, "GPU kernel time"))
 
 

@@ -31,13 +31,15 @@ from backend.services.traces import get_trace
 
 PER_STEP, SHARE = "per_step", "share"
 HEADLINE_ITEMS = 5
-# (category, label, kind, path under the summary's gpu.time, higher is better)
+# (category, label, kind, path under the summary's gpu.time, higher is better). Categories
+# are unions (the time any kernel of the kind ran), so the overlaps say how much of them
+# ran at once; idle is the span's rest.
 _CATEGORIES = (
-    ("compute", "Compute", "category", ("exclusive", "compute_ns"), False),
-    ("communication", "Communication", "category", ("exclusive", "communication_ns"), False),
-    ("memcpy", "Memcpy", "category", ("exclusive", "memcpy_ns"), False),
-    ("memset", "Memset", "category", ("exclusive", "memset_ns"), False),
-    ("idle", "GPU idle", "idle", ("exclusive", "idle_ns"), False),
+    ("compute", "Compute", "category", ("compute_ns",), False),
+    ("communication", "Communication", "category", ("communication_ns",), False),
+    ("memcpy", "Memcpy", "category", ("memcpy_ns",), False),
+    ("memset", "Memset", "category", ("memset_ns",), False),
+    ("idle", "GPU idle", "idle", ("idle_ns",), False),
     ("comm_compute_overlap", "Comm/compute overlap", "overlap",
      ("comm_compute_overlap_ns",), True),
     ("copy_compute_overlap", "Copy/compute overlap", "overlap",
