@@ -21,7 +21,7 @@ from ingest.classify import is_communication
 from ingest.distribution import distribution
 from ingest.events import Event, EventBlock, EventKind
 
-GROUP_BYS = ("stream", "device", "rank", "cpu_op")
+GROUP_BYS = ("stream", "device", "rank", "cpu_op", "cpu_op_kernel")
 _LAUNCH_ARGS = {
     "grid": "grid",
     "block": "block",
@@ -61,7 +61,8 @@ class KernelStat:
 
 @dataclass(frozen=True, slots=True)
 class KernelGroupStat:
-    """Kernel time of one stream, device, rank or launching CPU op (`group_by`)."""
+    """Kernel time of one stream, device, rank, launching CPU op, or (launching CPU op, kernel
+    name) pair (`group_by` "cpu_op_kernel": the compare view matches renamed kernels by it)."""
 
     group_by: str
     key: str  # label: "stream 7 (GPU 0)", "GPU 0", "rank 3", or the CPU op's name
@@ -227,7 +228,8 @@ class TraceStats:
     def kernel_groups(
         self, cpu_op_of: Sequence[int] | None = None, op_names: Sequence[str] = ()
     ) -> list[KernelGroupStat]:
-        """Kernel time per stream, device, rank (when ranks are known) and launching CPU op.
+        """Kernel time per stream, device, rank (when ranks are known), launching CPU op, and
+        (launching CPU op, kernel name) pair.
 
         Args:
             cpu_op_of: per kernel (launch order), the index into `op_names` of the CPU op
@@ -251,7 +253,11 @@ class TraceStats:
             return list(zip(self.k_rank, self.k_device, strict=True))
         if group_by == "rank":
             return self.k_rank if any(r != _NONE for r in self.k_rank) else None
-        return cpu_op_of
+        if group_by == "cpu_op_kernel" and cpu_op_of is not None:
+            width = len(self.names)  # one int per pair: op index * width + name id
+            return [_NONE if op == _NONE else op * width + nid
+                    for op, nid in zip(cpu_op_of, self.k_name, strict=True)]  # fmt: skip
+        return cpu_op_of if group_by == "cpu_op" else None
 
     def _groups(
         self, group_by: str, keys: Sequence[Any], op_names: Sequence[str]
@@ -289,9 +295,11 @@ class TraceStats:
         dist = distribution(values)
         total = sum(values)
         top = min(names.items(), key=lambda kv: (-kv[1], self.names[kv[0]]))[0]
+        if group_by == "cpu_op_kernel":
+            key //= len(self.names)
         return KernelGroupStat(
             group_by=group_by,
-            key=op_names[key] if group_by == "cpu_op" else _label(rank, device, stream),
+            key=op_names[key] if group_by.startswith("cpu_op") else _label(rank, device, stream),
             device=device,
             stream=stream,
             rank=rank,

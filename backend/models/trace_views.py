@@ -82,15 +82,29 @@ class FindingsPublic(SQLModel):
 
 
 class KernelDelta(SQLModel):
+    """One kernel (or several names matched as one) in A against B.
+
+    `a`, `b` and `delta` are in the comparison's `basis`: ns per step (`per_step`), or
+    percent of the trace's GPU kernel time (`share`). `count_*` and `total_ns_*` are the
+    whole traces' raw launches and time, for reference only.
+    """
+
     name: str
     key: str
+    match: str  # "exact", "name" (template arguments stripped), "op" (launching op), "none"
+    names_a: list[str]
+    names_b: list[str]
+    op: str | None = None  # the launching CPU op, for `match == "op"`
     count_a: int
     count_b: int
     total_ns_a: int
     total_ns_b: int
-    delta_ns: int
+    a: float
+    b: float
+    delta: float
     delta_pct: float | None
-    status: str
+    better: bool | None  # B is better; None for shares, whose moves say nothing by themselves
+    status: str  # "changed", "new" (only in B) or "gone" (only in A)
 
 
 class MetricDelta(SQLModel):
@@ -103,12 +117,48 @@ class MetricDelta(SQLModel):
     delta_pct: float | None
 
 
+class CategoryDelta(SQLModel):
+    """A time category (compute, communication, memcpy, memset, idle) or an overlap, in the
+    comparison's basis: ns per step, or percent of the GPU span."""
+
+    category: str
+    label: str
+    kind: str  # "category", "idle" or "overlap"
+    a: float | None
+    b: float | None
+    delta: float | None
+    delta_pct: float | None
+    better: bool | None  # B is better; None without a change, or for a share of compute etc.
+
+
+class HeadlineItem(SQLModel):
+    """One of the biggest changes, ranked by |delta| in the basis; the same number as its bar."""
+
+    kind: str  # "kernel", "category", "idle" or "overlap"
+    key: str  # the kernel row's `key`, or the category's `category`
+    label: str
+    unit: str  # "ns/step", "% of kernel time" or "% of GPU time"
+    a: float
+    b: float
+    delta: float
+    delta_pct: float | None
+    better: bool | None  # the row's `better`
+    status: str | None = None  # a kernel row's `status` ("changed", "new", "gone")
+    match: str | None = None  # a kernel row's `match`
+
+
 class ComparePublic(SQLModel):
     a: str
     b: str
     a_name: str
     b_name: str
+    basis: str  # "per_step" when both traces have steps, else "share"
+    basis_note: str  # the basis in words, for the page and the report
+    steps_a: int
+    steps_b: int
+    headline: list[HeadlineItem]
     metrics: list[MetricDelta]
+    categories: list[CategoryDelta]
     kernels: list[KernelDelta]
     new_kernels: list[KernelDelta]
     gone_kernels: list[KernelDelta]

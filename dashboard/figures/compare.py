@@ -1,9 +1,12 @@
-"""Per-kernel time deltas of a comparison as a diverging bar chart.
+"""A comparison's deltas as diverging bar charts: kernels, and time categories.
 
-Input is the `/compare` JSON's `kernels`, already sorted by absolute impact; green bars
-are time saved in B, red bars time added.
+Input is the `/compare` JSON. Every bar is a row's `delta` in the comparison's basis: time
+per step (drawn in µs), or percentage points of a share when a trace has no steps. The
+headline quotes the same `delta`s, so the page's words and bars agree by construction.
+Green bars are better in B, red worse, grey where a share moving says nothing by itself.
+Each bar carries its row's key in `customdata`.
 
-Public surface: `kernel_delta_figure`.
+Public surface: `kernel_delta_figure`, `category_delta_figure`, `chart_value`, `kernel_label`.
 """
 
 from __future__ import annotations
@@ -14,48 +17,92 @@ from typing import Any
 import plotly.graph_objects as go
 
 from dashboard.figures.theme import MONO, base_layout, empty_figure, escape_lines, plotly_text
-from dashboard.format import format_duration_ns, shorten_kernel_name
+from dashboard.format import shorten_kernel_name
 
-__all__ = ["kernel_delta_figure"]
+__all__ = ["category_delta_figure", "chart_value", "kernel_delta_figure", "kernel_label"]
 
-SAVED, ADDED = "#2b8a3e", "#c92a2a"
+BETTER, WORSE, NEUTRAL = "#2b8a3e", "#c92a2a", "#868e96"
 TOP_N = 15
+JSON = dict[str, Any]
 
 
-def _hover(d: dict[str, Any]) -> str:
-    pct = "new" if d.get("delta_pct") is None else f"{d['delta_pct']:+.1f}%"
-    return (
-        f"<b>{escape_lines(d['name'])}</b><br>"
-        f"A: {d['count_a']:,} launches, {format_duration_ns(d['total_ns_a'])}<br>"
-        f"B: {d['count_b']:,} launches, {format_duration_ns(d['total_ns_b'])}<br>"
-        f"Δ {format_duration_ns(d['delta_ns'])} ({pct})"
-    )
+def chart_value(delta: float, basis: str) -> float:
+    """A delta as the charts draw it: µs per step, or points of a share."""
+    return delta if basis == "share" else delta / 1e3
 
 
-def kernel_delta_figure(deltas: Sequence[dict[str, Any]], top_n: int = TOP_N) -> go.Figure:
-    """The `top_n` largest changes, biggest at the top, in µs."""
-    rows = [d for d in deltas if d["delta_ns"]][:top_n]
-    if not rows:
-        return empty_figure("No kernel changed its total time")
+def kernel_label(row: JSON) -> str:
+    """A kernel row's short label; a row matched by launching op is named by the op."""
+    if row.get("match") == "op":
+        return f"{row['name']} (launching op)"
+    return shorten_kernel_name(row["name"])
+
+
+def _axis_title(basis: str, share_of: str) -> str:
+    if basis == "share":
+        return f"B minus A, share of {share_of} (points)"
+    return "B minus A, time per step (µs)"
+
+
+def _value(v: float | None, basis: str) -> str:
+    if v is None:
+        return "—"
+    return f"{v:.2f}%" if basis == "share" else f"{v / 1e3:,.1f} µs"
+
+
+def _bars(
+    rows: Sequence[JSON], labels: list[str], colors: list[str], basis: str, title: str
+) -> go.Figure:
+    hover = [
+        f"<b>{escape_lines(r.get('name') or r.get('label') or '')}</b><br>"
+        f"A: {_value(r['a'], basis)}<br>B: {_value(r['b'], basis)}<br>"
+        f"Δ {_value(r['delta'], basis)}"
+        + ("" if r.get("delta_pct") is None else f" ({r['delta_pct']:+.1f}%)")
+        for r in rows
+    ]
     fig = go.Figure(
         go.Bar(
-            x=[d["delta_ns"] / 1e3 for d in rows],
+            x=[chart_value(r["delta"], basis) for r in rows],
             y=list(range(len(rows))),
             orientation="h",
-            marker={"color": [ADDED if d["delta_ns"] > 0 else SAVED for d in rows]},
-            hovertext=[_hover(d) for d in rows],
+            marker={"color": colors},
+            customdata=[r.get("key") or r.get("category") for r in rows],
+            hovertext=hover,
             hovertemplate="%{hovertext}<extra></extra>",
         )
     )
     base_layout(fig, 90 + 30 * len(rows), top=20)
     fig.update_yaxes(
         tickvals=list(range(len(rows))),
-        ticktext=[plotly_text(shorten_kernel_name(d["name"])) for d in rows],
+        ticktext=[plotly_text(t) for t in labels],
         tickfont={"family": MONO, "size": 12},
         autorange="reversed",
         automargin=True,
     )
-    fig.update_xaxes(
-        title_text="B minus A, total time per kernel (µs)", ticksuffix=" µs", zeroline=True
-    )
+    ticks = "" if basis == "share" else " µs"
+    fig.update_xaxes(title_text=title, ticksuffix=ticks, zeroline=True)
     return fig
+
+
+def _color(better: bool | None) -> str:
+    return NEUTRAL if better is None else BETTER if better else WORSE
+
+
+def kernel_delta_figure(deltas: Sequence[JSON], basis: str, top_n: int = TOP_N) -> go.Figure:
+    """The `top_n` kernel rows (matched, new and gone) with the largest |delta|."""
+    rows = sorted((d for d in deltas if d["delta"]), key=lambda d: -abs(d["delta"]))[:top_n]
+    if not rows:
+        return empty_figure("No kernel changed")
+    colors = [_color(d["better"]) for d in rows]
+    labels = [kernel_label(d) for d in rows]
+    return _bars(rows, labels, colors, basis, _axis_title(basis, "GPU kernel time"))
+
+
+def category_delta_figure(categories: Sequence[JSON], basis: str) -> go.Figure:
+    """Every time category and overlap both traces recorded."""
+    rows = [c for c in categories if c.get("delta") is not None]
+    if not rows:
+        return empty_figure("Neither trace recorded a GPU time split")
+    colors = [_color(c["better"]) for c in rows]
+    labels = [c["label"] for c in rows]
+    return _bars(rows, labels, colors, basis, _axis_title(basis, "GPU time"))

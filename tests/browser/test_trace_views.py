@@ -10,9 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
+from dashboard.format import shorten_kernel_name
 from ingest.registry import SUPPORTED_FORMATS
 from tests.browser.conftest import upload_and_wait
 from tests.views.kineto_builder import document, kernel, memory, step
@@ -85,8 +87,35 @@ def test_torch_trace_tabs_render_with_data(
     expect(page.locator("#compare-metrics")).to_contain_text("Step time")
     expect(page.locator("#compare-delta-chart .bars .point path").first).to_be_visible()
     expect(page.locator("#compare-markdown")).to_contain_text("- Step time: ")
+    _headline_agrees_with_charts(page, module_server, tid, other)
     page.screenshot(path=artifacts / "trace_views_compare.png", full_page=True)
     assert page_errors.messages == []
+
+
+def _headline_agrees_with_charts(page: Page, server: Server, a: str, b: str) -> None:
+    """Each headline line is drawn in its chart with the same delta, as the browser has it."""
+    body = httpx.get(f"{server.base_url}/api/v1/compare", params={"a": a, "b": b}).json()
+    assert body["basis"] == "per_step", body["basis_note"]  # both real traces have steps
+    expect(page.locator("#compare-basis")).to_contain_text(body["basis_note"])
+    expect(page.locator("#compare-headline li")).to_have_count(len(body["headline"]))
+    assert body["headline"], "two different workloads should differ somewhere"
+    bars = {
+        chart: dict(zip(*page.evaluate(_PLOTLY_BARS, chart), strict=True))
+        for chart in ("compare-delta-chart", "compare-category-chart")
+    }
+    for i, h in enumerate(body["headline"]):
+        shorten = h["kind"] == "kernel" and h["match"] != "op"
+        label = shorten_kernel_name(h["label"]) if shorten else h["label"]
+        expect(page.locator("#compare-headline li").nth(i)).to_contain_text(label)
+        chart = "compare-delta-chart" if h["kind"] == "kernel" else "compare-category-chart"
+        assert bars[chart][h["key"]] == pytest.approx(h["delta"] / 1e3), h
+
+
+# The keys and values of a Dash graph's bars, read from the figure Plotly drew.
+_PLOTLY_BARS = """(id) => {
+    const trace = document.querySelector(`#${id} .js-plotly-plot`).data[0];
+    return [Array.from(trace.customdata), Array.from(trace.x)];
+}"""
 
 
 def test_a_kernel_named_script_renders_as_text(

@@ -55,11 +55,11 @@ def test_compare_json(client: TestClient, ingest: Ingest) -> None:
         4,
         4,
     )
-    assert (matched["total_ns_a"], matched["total_ns_b"], matched["delta_ns"]) == (
-        300_000,
-        200_000,
-        -100_000,
-    )
+    assert (matched["total_ns_a"], matched["total_ns_b"]) == (300_000, 200_000)
+    # Both traces have two steps: the row compares time per step.
+    assert body["basis"] == "per_step" and (body["steps_a"], body["steps_b"]) == (2, 2)
+    assert (matched["a"], matched["b"], matched["delta"]) == (150_000, 100_000, -50_000)
+    assert matched["match"] == "name" and len(matched["names_a"]) == 2
     assert [(k["name"], k["total_ns_b"]) for k in body["new_kernels"]] == [("gemm_new", 400_000)]
     assert [(k["name"], k["total_ns_a"]) for k in body["gone_kernels"]] == [("gemm_old", 600_000)]
 
@@ -76,10 +76,11 @@ def test_compare_markdown(client: TestClient, ingest: Ingest) -> None:
     assert "- Peak memory: 2.00 GB → 1.50 GB (25.0% reduction)" in lines
     assert any(line.startswith("- GPU idle: ") and line.endswith(" points)") for line in lines)
     assert (
-        "| `vectorized_elementwise_kernel` | 4 | 4 | 300 µs | 200 µs | -100 µs | -33.3% |" in lines
+        "| `vectorized_elementwise_kernel` | name without template arguments "
+        "| 150 µs | 100 µs | -50.0 µs | -33.3% |" in lines
     )
-    assert "- `gemm_new`: 2 launches, 400 µs" in lines
-    assert "- `gemm_old`: 2 launches, 600 µs" in lines
+    assert "- `gemm_new`: 2 launches, 400 µs in the trace (200 µs per step)" in lines
+    assert "- `gemm_old`: 2 launches, 600 µs in the trace (300 µs per step)" in lines
 
 
 def test_compare_unknown_trace_is_404(client: TestClient, ingest: Ingest) -> None:

@@ -5,12 +5,15 @@ A → B tokens/s (C% increase)", "Peak memory: D GB → E GB (F% reduction)"; a 
 unwanted direction says "regression" or "increase". Kernel names are code spans, so a name
 holding `<script>` or `|` stays text in any Markdown renderer.
 
+It opens with the biggest changes (the comparison's `headline`) and states the basis every
+kernel and category number is in: time per step, or shares when a trace has no steps.
+
 Public surface: `render_markdown`, `format_duration`.
 """
 
 from collections.abc import Sequence
 
-from backend.models.trace_views import KernelDelta, MetricDelta
+from backend.models.trace_views import ComparePublic, HeadlineItem, KernelDelta, MetricDelta
 
 TOP_KERNELS = 10
 NAME_WIDTH = 80
@@ -69,49 +72,82 @@ def _code(name: str) -> str:
     return "`" + short.replace("`", "'").replace("|", "\\|") + "`"
 
 
-def _kernel_table(rows: Sequence[KernelDelta]) -> list[str]:
+def _basis_value(share: bool, v: float) -> str:
+    return f"{v:.2f}%" if share else format_duration(v)
+
+
+def _basis_delta(share: bool, v: float) -> str:
+    if share:
+        return f"{v:+.2f} points"
+    return ("+" if v > 0 else "") + format_duration(v)
+
+
+def _headline_line(rank: int, h: HeadlineItem) -> str:
+    share = h.unit != "ns/step"
+    what = h.label
+    if h.kind == "kernel":
+        what = ("kernels launched by " if h.match == "op" else "kernel ") + _code(h.label)
+        what += {"new": " (new in B)", "gone": " (gone from B)"}.get(h.status or "", "")
+    per = f" of {h.unit.removeprefix('% of ')}" if share else " per step"
+    pct = "" if h.delta_pct is None else f", {h.delta_pct:+.1f}%"
+    return (
+        f"{rank}. {what}: {_basis_value(share, h.a)} → {_basis_value(share, h.b)}{per} "
+        f"({_basis_delta(share, h.delta)}{pct})"
+    )
+
+
+_MATCH = {"exact": "same name", "name": "name without template arguments", "op": "launching op"}
+
+
+def _kernel_table(rows: Sequence[KernelDelta], share: bool) -> list[str]:
+    col = "share of kernel time" if share else "per step"
     lines = [
-        "| Kernel | Count A | Count B | Total A | Total B | Δ | Δ % |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        f"| Kernel | Matched by | A {col} | B {col} | Δ | Δ % |",
+        "|---|---|---:|---:|---:|---:|",
     ]
     for d in rows[:TOP_KERNELS]:
         pct = "—" if d.delta_pct is None else f"{d.delta_pct:+.1f}%"
-        sign = "+" if d.delta_ns > 0 else ""
         lines.append(
-            f"| {_code(d.name)} | {d.count_a:,} | {d.count_b:,} | {format_duration(d.total_ns_a)}"
-            f" | {format_duration(d.total_ns_b)} | {sign}{format_duration(d.delta_ns)} | {pct} |"
+            f"| {_code(d.name)} | {_MATCH.get(d.match, d.match)} | {_basis_value(share, d.a)}"
+            f" | {_basis_value(share, d.b)} | {_basis_delta(share, d.delta)} | {pct} |"
         )
     return lines
 
 
-def _kernel_list(title: str, rows: Sequence[KernelDelta]) -> list[str]:
+def _kernel_list(title: str, rows: Sequence[KernelDelta], steps: int) -> list[str]:
+    """New or gone kernels, one line each; `steps` of the trace they are in, 0 for shares."""
     if not rows:
         return []
     items = [
         f"- {_code(d.name)}: {d.count_a or d.count_b:,} launches, "
-        f"{format_duration(d.total_ns_a or d.total_ns_b)}"
+        f"{format_duration(d.total_ns_a or d.total_ns_b)} in the trace"
+        + (f" ({_basis_value(False, d.a or d.b)} per step)" if steps else
+           f" ({_basis_value(True, d.a or d.b)} of kernel time)")
         for d in rows[:TOP_KERNELS]
-    ]
+    ]  # fmt: skip
     more = [f"- … and {len(rows) - TOP_KERNELS} more"] if len(rows) > TOP_KERNELS else []
     return ["", f"### {title}", "", *items, *more]
 
 
-def render_markdown(
-    a_name: str,
-    b_name: str,
-    metrics: Sequence[MetricDelta],
-    matched: Sequence[KernelDelta],
-    new: Sequence[KernelDelta],
-    gone: Sequence[KernelDelta],
-) -> str:
+def render_markdown(result: ComparePublic) -> str:
     """The whole report; metrics that neither trace recorded are left out, not zeroed."""
-    lines = [f"## Trace comparison: {_code(a_name)} → {_code(b_name)}", ""]
+    share = result.basis == "share"
+    lines = [f"## Trace comparison: {_code(result.a_name)} → {_code(result.b_name)}", ""]
+    lines += [result.basis_note, ""]
+    if result.headline:
+        lines += ["### Biggest changes", ""]
+        lines += [_headline_line(i, h) for i, h in enumerate(result.headline, 1)]
+        lines += ["", "### Metrics", ""]
+    metrics = result.metrics
     lines += [line for m in metrics if (line := _metric_line(m))]
     unknown = [m.label for m in metrics if m.a is None or m.b is None]
     if unknown:
         lines.append(f"- Not recorded in both traces: {', '.join(unknown)}")
-    if matched:
-        lines += ["", "### Top kernel deltas", "", *_kernel_table(matched)]
-    lines += _kernel_list("New kernels (only in B)", new)
-    lines += _kernel_list("Gone kernels (only in A)", gone)
+    if result.kernels:
+        lines += ["", "### Top kernel deltas", "", *_kernel_table(result.kernels, share)]
+    per_step = not share
+    lines += _kernel_list("New kernels (only in B)", result.new_kernels, per_step * result.steps_b)
+    lines += _kernel_list(
+        "Gone kernels (only in A)", result.gone_kernels, per_step * result.steps_a
+    )
     return "\n".join(lines) + "\n"
