@@ -86,7 +86,7 @@ def test_markdown_uses_the_report_wording() -> None:
     assert (
         "| `<script>alert(1)</script>` | 2 | 2 | 4.00 µs | 1.00 µs | -3.00 µs | -75.0% |" in lines
     )
-    assert "- `a\\|b`: 1 launches, 10 ns" in lines
+    assert "- `a|b`: 1 launches, 10 ns" in lines  # only a table cell escapes `|`
 
 
 def test_markdown_says_regression_when_it_got_slower() -> None:

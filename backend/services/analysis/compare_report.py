@@ -2,8 +2,9 @@
 
 Lines follow the issue's wording: "Step time: X ms → Y ms (Z% improvement)", "Throughput:
 A → B tokens/s (C% increase)", "Peak memory: D GB → E GB (F% reduction)"; a change in the
-unwanted direction says "regression" or "increase". Kernel names are code spans, so a name
-holding `<script>` or `|` stays text in any Markdown renderer.
+unwanted direction says "regression" or "increase". Trace and kernel names are code spans
+(`backend.services.markdown_escape.code_span`), so a name holding `<script>`, `|`, a
+backtick or a newline stays text in any Markdown renderer and cannot start a line.
 
 Public surface: `render_markdown`, `format_duration`.
 """
@@ -11,6 +12,7 @@ Public surface: `render_markdown`, `format_duration`.
 from collections.abc import Sequence
 
 from backend.models.trace_views import KernelDelta, MetricDelta
+from backend.services.markdown_escape import code_span
 
 TOP_KERNELS = 10
 NAME_WIDTH = 80
@@ -64,9 +66,8 @@ def _metric_line(m: MetricDelta) -> str | None:
     return f"{head} ({abs(m.delta_pct):.1f}% {_direction(m)})"
 
 
-def _code(name: str) -> str:
-    short = name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…"
-    return "`" + short.replace("`", "'").replace("|", "\\|") + "`"
+def _code(name: str, *, in_table: bool = False) -> str:
+    return code_span(name, max_chars=NAME_WIDTH, in_table=in_table)
 
 
 def _kernel_table(rows: Sequence[KernelDelta]) -> list[str]:
@@ -78,8 +79,9 @@ def _kernel_table(rows: Sequence[KernelDelta]) -> list[str]:
         pct = "—" if d.delta_pct is None else f"{d.delta_pct:+.1f}%"
         sign = "+" if d.delta_ns > 0 else ""
         lines.append(
-            f"| {_code(d.name)} | {d.count_a:,} | {d.count_b:,} | {format_duration(d.total_ns_a)}"
-            f" | {format_duration(d.total_ns_b)} | {sign}{format_duration(d.delta_ns)} | {pct} |"
+            f"| {_code(d.name, in_table=True)} | {d.count_a:,} | {d.count_b:,}"
+            f" | {format_duration(d.total_ns_a)} | {format_duration(d.total_ns_b)}"
+            f" | {sign}{format_duration(d.delta_ns)} | {pct} |"
         )
     return lines
 
