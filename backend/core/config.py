@@ -63,6 +63,13 @@ class Settings(BaseSettings):
         description="The sweeper re-sends a `processing` trace this long after its worker's "
         "claim lapsed (the hard time limit), so the killed attempt has rolled back first.",
     )
+    orphan_blob_after_s: int = Field(
+        default=3600,
+        gt=0,
+        description="The sweeper removes a partial upload file (`.upload-*`) not written to "
+        "for this long, and a stored blob no trace names that is this old (an API killed "
+        "mid-upload). Keep it above the longest pause of a live upload.",
+    )
     max_ingest_attempts: int = Field(
         default=3,
         gt=0,
