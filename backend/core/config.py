@@ -96,10 +96,12 @@ class Settings(BaseSettings):
         min_length=1,
         description="With AUTH=proxy, the header that names the signed-in user.",
     )
-    trusted_proxies: list[IPv4Network | IPv6Network] = Field(
-        default_factory=lambda: list(_LOOPBACK),
-        description="Peers (CIDR, JSON list) whose PROXY_USER_HEADER and X-Forwarded-For are "
-        "believed; the header from any other address is ignored.",
+    trusted_proxies: list[IPv4Network | IPv6Network] | None = Field(
+        default=None,
+        description="Reverse proxies (CIDR, JSON list) whose PROXY_USER_HEADER and "
+        "X-Forwarded-For are believed; from any other peer both are ignored. Unset: the user "
+        "header is believed from loopback and X-Forwarded-For from nobody, since a client "
+        "on loopback could otherwise choose the address the sign-in throttle counts.",
     )
     proxy_default_role: Literal["viewer", "uploader", "admin"] = Field(
         default="viewer", description="Role of a user first seen in the proxy's header."
@@ -153,6 +155,16 @@ class Settings(BaseSettings):
         if value & (value - 1):
             raise ValueError("SCRYPT_N must be a power of two")
         return value
+
+    @property
+    def proxy_header_peers(self) -> list[IPv4Network | IPv6Network]:
+        """Peers whose PROXY_USER_HEADER is believed: TRUSTED_PROXIES, loopback if unset."""
+        return list(_LOOPBACK) if self.trusted_proxies is None else self.trusted_proxies
+
+    @property
+    def forwarded_for_peers(self) -> list[IPv4Network | IPv6Network]:
+        """Peers whose X-Forwarded-For is believed: only proxies listed in TRUSTED_PROXIES."""
+        return self.trusted_proxies or []
 
     @property
     def resolved_database_url(self) -> str:
