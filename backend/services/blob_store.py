@@ -115,6 +115,7 @@ def stale_blobs(root: Path, *, before: float) -> list[str]:
     return sorted(
         p.name
         for folder in root.glob("[0-9a-f][0-9a-f]")
+        if folder.is_dir()
         for p in folder.iterdir()
         if p.name.startswith(folder.name) and _SHA256.fullmatch(p.name) and _mtime(p) < before
     )

@@ -52,14 +52,15 @@ def test_partial_upload_files_go_only_once_old(store: tuple[Settings, Engine]) -
     dead.write_bytes(b"half an upload")
     live.write_bytes(b"still arriving")
     _age(dead, settings.orphan_blob_after_s + 5)
-    other = root / "README"  # not the store's: never touched
-    other.write_bytes(b"x")
-    _age(other, 10 * settings.orphan_blob_after_s)
+    others = [root / "README", root / "ab"]  # not the store's: never touched
+    for other in others:
+        other.write_bytes(b"x")
+        _age(other, 10 * settings.orphan_blob_after_s)
 
     result = sweep_blobs(engine=engine, settings=settings)
 
     assert result.partial == [dead.name] and result.orphans == []
-    assert not dead.exists() and live.exists() and other.exists()
+    assert not dead.exists() and live.exists() and all(p.exists() for p in others)
 
 
 def test_a_blob_no_trace_names_goes_once_old_and_a_traces_blob_stays(
