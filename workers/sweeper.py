@@ -2,7 +2,8 @@
 
 A thread in the worker's main process rather than a Celery beat entry, so the embedded
 `perfdash serve` (one worker, no beat) sweeps too. Several workers sweeping at once is
-safe: `sweep_traces` touches each row conditionally before sending it.
+safe: `sweep_traces` touches each row conditionally before sending it, and `sweep_blobs`
+sets a blob aside before it checks the row again.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from celery.signals import worker_ready, worker_shutdown
 from backend.core.config import get_settings
 from backend.core.db import get_engine
 from backend.core.task_names import INGEST_QUEUE
+from backend.services.blob_sweep import sweep_blobs
 from backend.services.requeue import sweep_traces
 
 log = logging.getLogger(__name__)
@@ -23,13 +25,18 @@ _stop = threading.Event()
 
 
 def sweep_once() -> None:
-    """One sweep; an error is logged and never stops the worker."""
-    try:
-        sweep_traces(engine=get_engine(), settings=get_settings())
-    except Exception:
-        log.warning(
-            "trace sweeper failed; next try in %ss", get_settings().sweep_interval_s, exc_info=True
-        )
+    """One sweep of the traces, then of the blob store; an error is logged and never stops
+    the worker, nor the other sweep."""
+    for what, sweep in (("trace", sweep_traces), ("blob", sweep_blobs)):
+        try:
+            sweep(engine=get_engine(), settings=get_settings())
+        except Exception:
+            log.warning(
+                "%s sweeper failed; next try in %ss",
+                what,
+                get_settings().sweep_interval_s,
+                exc_info=True,
+            )
 
 
 def _loop() -> None:

@@ -67,7 +67,7 @@ def credentials(scope: Scope, settings: Settings) -> Credentials:
         session_id=cookie_parser(headers.get("cookie", "")).get(SESSION_COOKIE) or None,
         proxy_user=headers.get(settings.proxy_user_header),
         peer=client[0] if client else None,
-        forwarded_for=headers.get("x-forwarded-for"),
+        forwarded_for=", ".join(headers.getlist("x-forwarded-for")) or None,
         needs_session=not api_read,
     )
 

@@ -63,6 +63,13 @@ class Settings(BaseSettings):
         description="The sweeper re-sends a `processing` trace this long after its worker's "
         "claim lapsed (the hard time limit), so the killed attempt has rolled back first.",
     )
+    orphan_blob_after_s: int = Field(
+        default=3600,
+        gt=0,
+        description="The sweeper removes a partial upload file (`.upload-*`) not written to "
+        "for this long, and a stored blob no trace names that is this old (an API killed "
+        "mid-upload). Keep it above the longest pause of a live upload.",
+    )
     max_ingest_attempts: int = Field(
         default=3,
         gt=0,
@@ -94,10 +101,12 @@ class Settings(BaseSettings):
         min_length=1,
         description="With AUTH=proxy, the header that names the signed-in user.",
     )
-    trusted_proxies: list[IPv4Network | IPv6Network] = Field(
-        default_factory=lambda: list(_LOOPBACK),
-        description="Peers (CIDR, JSON list) whose PROXY_USER_HEADER and X-Forwarded-For are "
-        "believed; the header from any other address is ignored.",
+    trusted_proxies: list[IPv4Network | IPv6Network] | None = Field(
+        default=None,
+        description="Reverse proxies (CIDR, JSON list) whose PROXY_USER_HEADER and "
+        "X-Forwarded-For are believed; from any other peer both are ignored. Unset: the user "
+        "header is believed from loopback and X-Forwarded-For from nobody, since a client "
+        "on loopback could otherwise choose the address the sign-in throttle counts.",
     )
     proxy_default_role: Literal["viewer", "uploader", "admin"] = Field(
         default="viewer", description="Role of a user first seen in the proxy's header."
@@ -151,6 +160,16 @@ class Settings(BaseSettings):
         if value & (value - 1):
             raise ValueError("SCRYPT_N must be a power of two")
         return value
+
+    @property
+    def proxy_header_peers(self) -> list[IPv4Network | IPv6Network]:
+        """Peers whose PROXY_USER_HEADER is believed: TRUSTED_PROXIES, loopback if unset."""
+        return list(_LOOPBACK) if self.trusted_proxies is None else self.trusted_proxies
+
+    @property
+    def forwarded_for_peers(self) -> list[IPv4Network | IPv6Network]:
+        """Peers whose X-Forwarded-For is believed: only proxies listed in TRUSTED_PROXIES."""
+        return self.trusted_proxies or []
 
     @property
     def resolved_database_url(self) -> str:

@@ -23,6 +23,7 @@ from backend.core.queue import enqueue
 from backend.core.task_names import ALERTS_QUEUE, DELIVER_WEBHOOK
 from backend.models.slas import Rule, SlaVerdict, Verdict
 from backend.models.webhooks import DeliveryStatus, Webhook, WebhookDelivery, WebhookKind
+from backend.services.markdown_escape import slack_text
 
 log = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Perfdash-Signature"
@@ -49,10 +50,12 @@ def build_payload(event: str, v: SlaVerdict, kind: WebhookKind) -> dict[str, Any
         icon = ":large_green_circle:" if v.verdict == Verdict.PASS else ":red_circle:"
         obs = "n/a" if v.observed is None else f"{v.observed:.6g}"
         thr = "" if v.threshold is None else f" (threshold {v.threshold:.6g})"
-        where = f"{v.project}/{v.benchmark}/{v.metric}"
+        # names come from pushes and SLA rows: no line, link or mention of their own
+        where = slack_text(f"{v.project}/{v.benchmark}/{v.metric}")
         bad = v.details.get("first_bad_commit")
-        commit = f", first bad commit `{bad}`" if bad else ""
-        text = f"{icon} *{v.name}* {event.replace('_', ' ')}: {where} = {obs}{thr}{commit}"
+        commit = f", first bad commit `{slack_text(str(bad))}`" if bad else ""
+        name = slack_text(v.name)
+        text = f"{icon} *{name}* {event.replace('_', ' ')}: {where} = {obs}{thr}{commit}"
         return {"text": text}
     return {"event": event, **v.model_dump(mode="json")}
 

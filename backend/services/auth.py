@@ -20,6 +20,7 @@ Public surface: `Credentials`, `Identity`, `Resolution`, `resolve`, `csrf_matche
 
 import hmac
 import ipaddress
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlmodel import Session
@@ -43,7 +44,7 @@ class Credentials:
     session_id: str | None = None
     proxy_user: str | None = None  # the PROXY_USER_HEADER value, whoever sent it
     peer: str | None = None  # the TCP peer's address
-    forwarded_for: str | None = None  # X-Forwarded-For, whoever sent it
+    forwarded_for: str | None = None  # X-Forwarded-For (all of its lines), whoever sent it
     needs_session: bool = True  # False for an API read: a proxy sign-in then keeps none
 
     @property
@@ -76,24 +77,69 @@ class Resolution:
     new_session: NewSession | None = None  # a proxy sign-in: the cookies to hand out
 
 
-def is_trusted_proxy(peer: str | None, settings: Settings) -> bool:
-    """Whether `peer` is in TRUSTED_PROXIES (an IPv4-mapped IPv6 peer counts as IPv4)."""
-    if not peer:
-        return False
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Networks = Sequence[ipaddress.IPv4Network | ipaddress.IPv6Network]
+IPV6_CLIENT_PREFIX = 64  # one IPv6 client (a host, a home) usually holds a whole /64
+
+
+def _address(text: str | None) -> Address | None:
+    """`text` as an address (an IPv4-mapped IPv6 one as IPv4, a port dropped), or None if
+    it is not one."""
+    text = (text or "").strip()
+    if text.startswith("["):  # [2001:db8::1]:443
+        text = text[1:].partition("]")[0]
+    elif text.count(":") == 1:  # 198.51.100.1:443
+        text = text.partition(":")[0]
     try:
-        address = ipaddress.ip_address(peer)
+        address = ipaddress.ip_address(text)
     except ValueError:
-        return False
+        return None
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
-    return any(address in net for net in settings.trusted_proxies)
+        return address.ipv4_mapped
+    return address
+
+
+def _listed(address: Address | None, networks: Networks) -> bool:
+    return address is not None and any(address in net for net in networks)
+
+
+def is_trusted_proxy(peer: str | None, settings: Settings) -> bool:
+    """Whether `peer` may name the user in PROXY_USER_HEADER (TRUSTED_PROXIES, by default
+    loopback; an IPv4-mapped IPv6 peer counts as IPv4)."""
+    return _listed(_address(peer), settings.proxy_header_peers)
 
 
 def client_address(creds: Credentials, settings: Settings) -> str:
-    """The client's address: the last X-Forwarded-For hop if a trusted proxy sent it."""
-    if creds.forwarded_for and is_trusted_proxy(creds.peer, settings):
-        return creds.forwarded_for.rsplit(",", 1)[-1].strip() or (creds.peer or "")
-    return creds.peer or ""
+    """The client address the sign-in throttle counts, IPv6 by its /64.
+
+    X-Forwarded-For is believed only from a peer listed in TRUSTED_PROXIES (never by
+    default: a client on loopback could name any address, and start a fresh count with
+    each). Its hops are read from the right, each added by the proxy the request passed
+    before: listed proxies are skipped, and the first other hop is the client. A hop
+    that is not an address stops the walk at the last one believed.
+
+    >>> from backend.core.config import Settings
+    >>> s = Settings(trusted_proxies=["10.0.0.0/24"])
+    >>> [client_address(Credentials(peer=p, forwarded_for=f), s) for p, f in [
+    ...     ("10.0.0.2", "spoofed, 198.51.100.1, 10.0.0.3"), ("203.0.113.9", "198.51.100.1"),
+    ...     ("10.0.0.2", "junk"), ("2001:db8:0:1::5", None)]]
+    ['198.51.100.1', '203.0.113.9', '10.0.0.2', '2001:db8:0:1::/64']
+    """
+    client = _address(creds.peer)
+    if client is None:
+        return creds.peer or ""
+    proxies = settings.forwarded_for_peers
+    hops = (creds.forwarded_for or "").split(",") if _listed(client, proxies) else []
+    for hop in reversed(hops):
+        address = _address(hop)
+        if address is None:
+            break
+        client = address
+        if not _listed(address, proxies):
+            break
+    if isinstance(client, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((client, IPV6_CLIENT_PREFIX), strict=False))
+    return str(client)
 
 
 def _user(user: User, csrf_token: str) -> Identity:

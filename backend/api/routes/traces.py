@@ -48,25 +48,28 @@ def upload_trace(
     declared = int(request.headers.get("content-length") or 0)
     if declared > settings.max_upload_bytes + MULTIPART_OVERHEAD * len(file):
         raise TooLargeError(f"upload is larger than the {settings.max_upload_bytes}-byte limit")
-    first = file[0].filename or "trace"
-    if len(file) == 1:
-        stream: BinaryIO = file[0].file
-        default_name = first
-    else:
-        parts = [(f.filename or "trace", f.file) for f in file]
-        stream = bundle_uploads(parts, max_bytes=settings.max_upload_bytes)
-        default_name = f"{first} + {len(file) - 1} more"
+    filenames = [f.filename or "" for f in file]
+    service.check_upload_fields(name=name or "", project=project, filenames=filenames)
+    stream = _one_stream(file, settings)
     try:
         trace, duplicate = service.accept_upload(
             session=session,
             settings=settings,
             stream=stream,
-            name=name or default_name,
+            name=name or service.default_name(filenames),
             project=project,
         )
     finally:
         stream.close()
     return TraceAccepted(id=trace.id, status=trace.status, duplicate=duplicate)
+
+
+def _one_stream(files: list[UploadFile], settings: Settings) -> BinaryIO:
+    """The upload's bytes: the file itself, or several files bundled into one zip."""
+    if len(files) == 1:
+        return files[0].file
+    parts = [(f.filename or "trace", f.file) for f in files]
+    return bundle_uploads(parts, max_bytes=settings.max_upload_bytes)
 
 
 @router.get("")

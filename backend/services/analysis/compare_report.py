@@ -2,8 +2,9 @@
 
 Lines follow the issue's wording: "Step time: X ms → Y ms (Z% improvement)", "Throughput:
 A → B tokens/s (C% increase)", "Peak memory: D GB → E GB (F% reduction)"; a change in the
-unwanted direction says "regression" or "increase". Kernel names are code spans, so a name
-holding `<script>` or `|` stays text in any Markdown renderer.
+unwanted direction says "regression" or "increase". Trace and kernel names are code spans
+(`backend.services.markdown_escape.code_span`), so a name holding `<script>`, `|`, a
+backtick or a newline stays text in any Markdown renderer and cannot start a line.
 
 It opens with the biggest changes (the comparison's `headline`) and states the basis every
 kernel and category number is in: time per step, or shares when a trace has no steps.
@@ -14,6 +15,7 @@ Public surface: `render_markdown`, `format_duration`.
 from collections.abc import Sequence
 
 from backend.models.trace_views import ComparePublic, HeadlineItem, KernelDelta, MetricDelta
+from backend.services.markdown_escape import code_span
 
 TOP_KERNELS = 10
 NAME_WIDTH = 80
@@ -67,9 +69,8 @@ def _metric_line(m: MetricDelta) -> str | None:
     return f"{head} ({abs(m.delta_pct):.1f}% {_direction(m)})"
 
 
-def _code(name: str) -> str:
-    short = name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…"
-    return "`" + short.replace("`", "'").replace("|", "\\|") + "`"
+def _code(name: str, *, in_table: bool = False) -> str:
+    return code_span(name, max_chars=NAME_WIDTH, in_table=in_table)
 
 
 def _basis_value(share: bool, v: float) -> str:
@@ -108,8 +109,9 @@ def _kernel_table(rows: Sequence[KernelDelta], share: bool) -> list[str]:
     for d in rows[:TOP_KERNELS]:
         pct = "—" if d.delta_pct is None else f"{d.delta_pct:+.1f}%"
         lines.append(
-            f"| {_code(d.name)} | {_MATCH.get(d.match, d.match)} | {_basis_value(share, d.a)}"
-            f" | {_basis_value(share, d.b)} | {_basis_delta(share, d.delta)} | {pct} |"
+            f"| {_code(d.name, in_table=True)} | {_MATCH.get(d.match, d.match)}"
+            f" | {_basis_value(share, d.a)} | {_basis_value(share, d.b)}"
+            f" | {_basis_delta(share, d.delta)} | {pct} |"
         )
     return lines
 
