@@ -11,6 +11,7 @@ Public surface: `Regime`, `regimes`, `open_regression`, `streak_start`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,13 @@ from dataclasses import dataclass
 from backend.services.changepoints import ChangePoint, e_divisive
 
 MIN_POINTS = 6  # E-divisive needs three points either side of a split
+
+
+@functools.lru_cache(maxsize=64)
+def _change_points(values: tuple[float, ...], alpha: float) -> tuple[ChangePoint, ...]:
+    """E-divisive is seeded, so its answer is a function of the values: the relative and
+    regression rules of one push read the same baseline series and share one search."""
+    return tuple(e_divisive(values, alpha=alpha))
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +66,7 @@ def regimes(
     """
     if not values:
         return []
-    cps = e_divisive(values, alpha=alpha) if len(values) >= MIN_POINTS else []
+    cps = _change_points(tuple(values), alpha) if len(values) >= MIN_POINTS else ()
     bounds = [0, *(c.index for c in cps), len(values)]
     changes: list[ChangePoint | None] = [None, *cps]
     out, reference = [], None
