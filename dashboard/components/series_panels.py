@@ -74,13 +74,14 @@ def acceptance_list(series: dict[str, Any]) -> html.Ul:
 
 
 def accept_form(series: dict[str, Any]) -> html.Div:
-    """Pick an SLA with a baseline, optionally a commit, say why, and accept."""
+    """Pick an SLA with a baseline, optionally a commit, say why, and accept. Without such
+    an SLA the form is only hidden, so its callback still finds every field."""
     options = [
         {"label": s["name"], "value": s["id"]}
         for s in series["slas"]
         if s["rule"] in BASELINE_RULES
     ]
-    return html.Div(
+    form = html.Div(
         [
             html.Label(
                 [
@@ -115,4 +116,9 @@ def accept_form(series: dict[str, Any]) -> html.Div:
             html.Div(id=SERIES_ACCEPT_RESULT),
         ],
         className="series-accept",
+        hidden=not options,
     )
+    note = html.P(
+        "No relative, no_increase or regression SLA covers this series.", className="muted"
+    )
+    return html.Div([form] if options else [note, form])
