@@ -1,8 +1,8 @@
 """`perfdash push|sla`: the CI side of metrics and SLAs.
 
-`push` and `sla apply` talk to a server over HTTP with a token read from an environment
-variable (never a flag, so it stays out of CI logs); tokens come from `perfdash token
-create` (`workers/cli_auth.py`).
+`push`, `sla apply` and `sla accept-baseline` talk to a server over HTTP with a token read
+from an environment variable (never a flag, so it stays out of CI logs); tokens come from
+`perfdash token create` (`workers/cli_auth.py`).
 """
 
 from __future__ import annotations
@@ -43,6 +43,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _server_args(apply)
     apply.add_argument("--dry-run", action="store_true", help="show the diff, change nothing")
     apply.set_defaults(handler=_sla_apply)
+    accept = sla.add_parser(
+        "accept-baseline",
+        help="accept a commit's level as an SLA's new baseline (default: where its open "
+        "regression began); who, when and why are recorded",
+    )
+    accept.add_argument("name", help="the SLA's name")
+    accept.add_argument("--reason", required=True, help="why this level is the new normal")
+    accept.add_argument("--commit", default=None, help="the commit (or a unique prefix)")
+    _server_args(accept)
+    accept.set_defaults(handler=_sla_accept)
 
 
 def _server_args(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +71,13 @@ def _server_args(parser: argparse.ArgumentParser) -> None:
 def _post(args: argparse.Namespace, path: str, body: Any, params: dict[str, Any]) -> Any:
     """POST to the server, resending on transient failures (pushes and SLA applies are
     idempotent); prints the error and returns None on failure."""
+    return _call(args, "POST", path, json=body, params=params)
+
+
+def _call(
+    args: argparse.Namespace, method: str, path: str, *, retries: int | None = None, **kw: Any
+) -> Any:
+    """One API call with the token; prints the error and returns None on failure."""
     token = os.environ.get(args.token_env, "")
     if not token:
         print(f"perfdash: set ${args.token_env} to an API token", file=sys.stderr)
@@ -69,12 +86,11 @@ def _post(args: argparse.Namespace, path: str, body: Any, params: dict[str, Any]
         with httpx.Client(timeout=args.timeout) as client:
             response = send_with_retry(
                 client,
-                "POST",
+                method,
                 args.url.rstrip("/") + path,
-                retries=max(0, args.retries),
-                json=body,
-                params=params,
+                retries=max(0, args.retries if retries is None else retries),
                 headers={"Authorization": f"Bearer {token}"},
+                **kw,
             )
     except httpx.HTTPError as e:
         print(f"perfdash: cannot reach {args.url}: {e}", file=sys.stderr)
@@ -171,4 +187,25 @@ def _sla_apply(args: argparse.Namespace) -> int:
     counts = {k: len(diff[k]) for k in ("created", "updated", "unchanged")}
     dry = " (dry run, nothing changed)" if args.dry_run else ""
     print(", ".join(f"{n} {k}" for k, n in counts.items()) + dry)
+    return 0
+
+
+def _sla_accept(args: argparse.Namespace) -> int:
+    listed = _call(args, "GET", "/api/v1/slas", params={"limit": 5000})
+    if listed is None:
+        return EXIT_ERROR
+    sla_id = next((s["id"] for s in listed["items"] if s["name"] == args.name), None)
+    if sla_id is None:
+        print(f"perfdash: no SLA named {args.name!r}", file=sys.stderr)
+        return EXIT_ERROR
+    body = {"reason": args.reason, "commit": args.commit}
+    # Not idempotent (each call records an acceptance), so never resent.
+    path = f"/api/v1/slas/{sla_id}/baseline-acceptances"
+    accepted = _call(args, "POST", path, retries=0, json=body)
+    if accepted is None:
+        return EXIT_ERROR
+    print(
+        f"{accepted['sla_name']}: commit {accepted['commit']} is the new baseline, "
+        f"accepted by {accepted['accepted_by']} at {accepted['accepted_at']}: {accepted['reason']}"
+    )
     return 0

@@ -11,7 +11,7 @@ from backend.models.kernel_stats import (
     KernelStatsPublic,
 )
 from backend.models.metrics import MetricPoint, MetricRun
-from backend.models.slas import Sla, SlaEvaluation
+from backend.models.slas import BaselineAcceptance, Sla, SlaEvaluation
 from backend.models.traces import (
     Trace,
     TraceAccepted,
@@ -24,6 +24,7 @@ from backend.models.webhooks import Webhook, WebhookDelivery
 
 __all__ = [
     "ApiToken",
+    "BaselineAcceptance",
     "BenchmarkRun",
     "BenchmarkSpec",
     "KernelGroupStatPublic",

@@ -21,6 +21,8 @@ from sqlalchemy import (
 )
 from sqlmodel import Field, SQLModel
 
+from backend.models.slas import BaselineAcceptancePublic
+
 # SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a real bigint.
 _BigId = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -152,6 +154,17 @@ class ChangePointPublic(SQLModel):
     after: float
     shift_pct: float
     p_value: float
+    worse: bool = False  # a shift for the worse: `commit` is a first bad commit
+
+
+class SeriesSla(SQLModel):
+    """An SLA over the series, and the first bad commit its latest verdict names."""
+
+    id: str
+    name: str
+    rule: str
+    status: str | None
+    first_bad_commit: str | None
 
 
 class SeriesPublic(SQLModel):
@@ -163,3 +176,5 @@ class SeriesPublic(SQLModel):
     points: list[SeriesPoint]
     change_points: list[ChangePointPublic]
     thresholds: list[float]
+    slas: list[SeriesSla] = []
+    acceptances: list[BaselineAcceptancePublic] = []

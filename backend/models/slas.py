@@ -174,3 +174,46 @@ class SlaVerdict(SQLModel):
     baseline: float | None
     previous: Verdict | None
     details: dict[str, Any] = {}
+
+
+class BaselineAcceptanceCreate(SQLModel):
+    """A request to accept a level as an SLA's new baseline; `commit` defaults to the first
+    bad commit of the SLA's open regression."""
+
+    reason: str = Field(min_length=1, max_length=1024)
+    commit: str | None = Field(default=None, min_length=1, max_length=64)
+
+
+class BaselineAcceptance(SQLModel, table=True):
+    """Who accepted which run's level as an SLA's new baseline, when and why.
+
+    The SLA's baselines and change points read history from this run on, so an accepted
+    regression stops failing and becomes the normal it was judged against.
+    """
+
+    __tablename__ = "baseline_acceptances"
+
+    id: int | None = Field(default=None, sa_column=Column(_BigId, primary_key=True))
+    sla_id: str = Field(
+        sa_column=Column(ForeignKey("slas.id", ondelete="CASCADE"), nullable=False, index=True)
+    )
+    run_id: int = Field(
+        sa_column=Column(_BigId, ForeignKey("metric_runs.id", ondelete="CASCADE"), nullable=False)
+    )
+    commit: str = Field(max_length=64)
+    accepted_by: str = Field(max_length=256)
+    reason: str = Field(max_length=1024)
+    accepted_at: datetime = Field(
+        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+
+
+class BaselineAcceptancePublic(SQLModel):
+    id: int
+    sla_id: str
+    sla_name: str
+    run_id: int
+    commit: str
+    accepted_by: str
+    reason: str
+    accepted_at: datetime

@@ -19,10 +19,14 @@ from backend.models.metrics import (
     RunVerdictPublic,
     SeriesPoint,
     SeriesPublic,
+    SeriesSla,
 )
-from backend.models.slas import Rule, Sla, SlaEvaluation, SlaPublic
+from backend.models.slas import Rule, Sla, SlaEvaluation, SlaPublic, Verdict
+from backend.services.baselines import REGRESSION_ALPHA, list_acceptances
 from backend.services.changepoints import e_divisive
-from backend.services.series import history, representative
+from backend.services.regimes import MIN_POINTS
+from backend.services.series import SeriesRow, history, representative
+from backend.services.sla_eval import latest_evaluations
 
 
 def list_runs(
@@ -66,31 +70,8 @@ def list_runs(
     return items, session.exec(count).one()
 
 
-def get_series(
-    session: Session,
-    *,
-    project: str,
-    benchmark: str,
-    metric: str,
-    branch: str | None,
-    environment: dict[str, Any] | None,
-    limit: int,
-) -> SeriesPublic:
-    """A series oldest first, with its change points and the thresholds of absolute SLAs."""
-    rows = list(
-        reversed(
-            history(
-                session,
-                project=project,
-                benchmark=benchmark,
-                metric=metric,
-                branch=branch,
-                environment=environment,
-                limit=limit,
-            )
-        )
-    )
-    points = [
+def _series_points(rows: list[SeriesRow]) -> list[SeriesPoint]:
+    return [
         SeriesPoint(
             run=r.run.id or 0,
             commit=r.run.commit,
@@ -104,36 +85,80 @@ def get_series(
         )
         for r in rows
     ]
+
+
+def _change_points(points: list[SeriesPoint], direction: Direction) -> list[ChangePointPublic]:
+    """E-divisive at the significance SLA verdicts use, so both name the same commits."""
     values = [p.value for p in points if p.value is not None]
-    cps = e_divisive(values) if len(values) == len(points) and len(values) >= 6 else []
-    slas = session.exec(
-        select(Sla).where(
-            Sla.project == project,
-            Sla.benchmark == benchmark,
-            Sla.metric == metric,
-            Sla.rule == Rule.ABSOLUTE,
+    if len(values) != len(points) or len(values) < MIN_POINTS:
+        return []
+    sign = 1 if direction == Direction.LOWER else -1
+    return [
+        ChangePointPublic(
+            index=c.index,
+            commit=points[c.index].commit,
+            before=c.before,
+            after=c.after,
+            shift_pct=c.shift_pct,
+            p_value=c.p_value,
+            worse=sign * c.shift_pct > 0,
         )
-    ).all()
+        for c in e_divisive(values, alpha=REGRESSION_ALPHA)
+    ]
+
+
+def _series_sla(session: Session, sla: Sla) -> SeriesSla:
+    """An SLA with the first bad commit of its latest verdict, while that one fails."""
+    latest = latest_evaluations(session, sla.id, 1)
+    failing = latest and latest[0].verdict == Verdict.FAIL
+    first_bad = latest[0].details.get("first_bad_commit") if failing else None
+    return SeriesSla(
+        id=sla.id, name=sla.name, rule=sla.rule, status=sla.status, first_bad_commit=first_bad
+    )
+
+
+def get_series(
+    session: Session,
+    *,
+    project: str,
+    benchmark: str,
+    metric: str,
+    branch: str | None,
+    environment: dict[str, Any] | None,
+    limit: int,
+) -> SeriesPublic:
+    """A series oldest first, with its change points, the thresholds of absolute SLAs, the
+    SLAs over it and their accepted baselines."""
+    rows = history(
+        session,
+        project=project,
+        benchmark=benchmark,
+        metric=metric,
+        branch=branch,
+        environment=environment,
+        limit=limit,
+    )[::-1]
+    points = _series_points(rows)
     last = rows[-1].point if rows else None
+    direction = last.direction if last else Direction.LOWER
+    slas = session.exec(
+        select(Sla)
+        .where(Sla.project == project, Sla.benchmark == benchmark, Sla.metric == metric)
+        .order_by(col(Sla.name))
+    ).all()
     return SeriesPublic(
         project=project,
         benchmark=benchmark,
         metric=metric,
         unit=last.unit if last else "",
-        direction=last.direction if last else Direction.LOWER,
+        direction=direction,
         points=points,
-        change_points=[
-            ChangePointPublic(
-                index=c.index,
-                commit=points[c.index].commit,
-                before=c.before,
-                after=c.after,
-                shift_pct=c.shift_pct,
-                p_value=c.p_value,
-            )
-            for c in cps
+        change_points=_change_points(points, direction),
+        thresholds=[
+            s.threshold for s in slas if s.rule == Rule.ABSOLUTE and s.threshold is not None
         ],
-        thresholds=[s.threshold for s in slas if s.threshold is not None],
+        slas=[_series_sla(session, s) for s in slas],
+        acceptances=list_acceptances(session, project=project, benchmark=benchmark, metric=metric),
     )
 
 

@@ -3,16 +3,17 @@
 SLA evaluation (baselines, windows, change points) and the series page read history
 through here, so "which runs belong to a series" is decided in one place.
 
-Public surface: `SeriesRow`, `history`, `env_matches`, `representative`.
+Public surface: `SeriesRow`, `history`, `env_matches`, `representative`, `point_stat`.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, and_, col, or_, select
 
 from backend.models.metrics import MetricPoint, MetricRun
+from backend.models.slas import Statistic
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,14 @@ def representative(point: MetricPoint) -> float | None:
     return point.p50 if point.p50 is not None else point.value
 
 
+def point_stat(point: MetricPoint, statistic: Statistic) -> float | None:
+    """One statistic of a run's point (`last` is its last sample)."""
+    if statistic == Statistic.LAST:
+        return point.samples[-1] if point.samples else point.value
+    value: float | None = getattr(point, str(statistic))
+    return value
+
+
 def history(
     session: Session,
     *,
@@ -46,6 +55,7 @@ def history(
     branch: str | None = None,
     environment: dict[str, Any] | None = None,
     exclude_run: int | None = None,
+    since: MetricRun | None = None,
     limit: int = 100,
 ) -> list[SeriesRow]:
     """The newest `limit` points of a series, newest first, optionally on one branch.
@@ -58,6 +68,7 @@ def history(
         branch: only runs on this branch; None for every branch.
         environment: only runs whose environment matches this selector.
         exclude_run: leave this run out (the run being judged against its baseline).
+        since: only this run and the runs after it (an accepted baseline's first run).
         limit: at most this many rows.
     """
     query = (
@@ -74,6 +85,13 @@ def history(
         query = query.where(MetricRun.branch == branch)
     if exclude_run is not None:
         query = query.where(MetricRun.id != exclude_run)
+    if since is not None:
+        query = query.where(
+            or_(
+                col(MetricRun.timestamp) > since.timestamp,
+                and_(MetricRun.timestamp == since.timestamp, col(MetricRun.id) >= since.id),
+            )
+        )
     # The environment is JSON, so it is filtered here; over-fetch so `limit` still holds.
     fetch = limit if not environment else limit * 5
     rows: Sequence[tuple[MetricRun, MetricPoint]] = session.exec(query.limit(fetch)).all()

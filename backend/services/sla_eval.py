@@ -25,12 +25,17 @@ from backend.models.slas import (
     Statistic,
     Verdict,
 )
-from backend.services.changepoints import e_divisive
-from backend.services.series import env_matches, history, representative
+from backend.services.baselines import (
+    REGRESSION_ALPHA,
+    JudgedSeries,
+    baseline_rows,
+    judged_series,
+    lower_is_better,
+)
+from backend.services.regimes import MIN_POINTS, open_regression, streak_start
+from backend.services.series import SeriesRow, env_matches, history, point_stat, representative
 from backend.services.statistics import mann_whitney_u, median, percentile, welch_t_test
 
-REGRESSION_ALPHA = 0.01
-REGRESSION_HISTORY = 60
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
     "<": operator.lt,
@@ -48,13 +53,6 @@ class Judgement:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def _point_stat(point: MetricPoint, statistic: Statistic) -> float | None:
-    if statistic == Statistic.LAST:
-        return point.samples[-1] if point.samples else point.value
-    value: float | None = getattr(point, str(statistic))
-    return value
-
-
 def _values_stat(values: list[float], statistic: Statistic) -> float:
     if statistic == Statistic.LAST:
         return values[0]
@@ -68,7 +66,7 @@ def _values_stat(values: list[float], statistic: Statistic) -> float:
 def _observe(session: Session, sla: Sla, run: MetricRun, point: MetricPoint) -> float | None:
     """The SLA's statistic over this run's samples, or over the values of its last N runs."""
     if sla.window == 1:
-        return _point_stat(point, sla.statistic)
+        return point_stat(point, sla.statistic)
     rows = history(
         session,
         project=run.project,
@@ -95,11 +93,8 @@ def _baseline_rows(session: Session, sla: Sla, run: MetricRun, limit: int) -> li
     )
 
 
-def _baseline(session: Session, sla: Sla, run: MetricRun) -> float | None:
-    """Median of the statistic over the last `baseline_runs` runs on the baseline branch."""
-    rows = _baseline_rows(session, sla, run, sla.baseline_runs)
-    values = [v for r in rows if (v := _point_stat(r.point, sla.statistic)) is not None]
-    return median(values) if values else None
+def _excluded(left_out: SeriesRow | None) -> dict[str, Any]:
+    return {"excluded_since": left_out.run.commit} if left_out else {}
 
 
 def _absolute(session: Session, sla: Sla, run: MetricRun, point: MetricPoint) -> Judgement:
@@ -113,14 +108,17 @@ def _absolute(session: Session, sla: Sla, run: MetricRun, point: MetricPoint) ->
 def _relative(session: Session, sla: Sla, run: MetricRun, point: MetricPoint) -> Judgement:
     """No worse than `tolerance_pct` against the baseline, in the metric's direction."""
     observed = _observe(session, sla, run, point)
-    baseline = _baseline(session, sla, run)
+    lower = lower_is_better(sla, point)
+    rows, left_out = baseline_rows(session, sla, run, lower=lower)
+    values = [v for r in rows if (v := point_stat(r.point, sla.statistic)) is not None]
+    baseline = median(values) if values else None
     if observed is None or baseline is None:
-        return Judgement(Verdict.NO_DATA, observed, None, baseline)
-    lower = sla.rule == Rule.NO_INCREASE or point.direction == Direction.LOWER
+        return Judgement(Verdict.NO_DATA, observed, None, baseline, _excluded(left_out))
     factor = 1 + sla.tolerance_pct / 100 if lower else 1 - sla.tolerance_pct / 100
     threshold = baseline * factor
     ok = observed <= threshold if lower else observed >= threshold
-    return Judgement(Verdict.PASS if ok else Verdict.FAIL, observed, threshold, baseline)
+    verdict = Verdict.PASS if ok else Verdict.FAIL
+    return Judgement(verdict, observed, threshold, baseline, _excluded(left_out))
 
 
 def _determinism(session: Session, sla: Sla, run: MetricRun, point: MetricPoint) -> Judgement:
@@ -159,53 +157,56 @@ def _sample_test(sla: Sla, point: MetricPoint, baseline_rows: list[Any]) -> dict
     }
 
 
-def _change_point_test(sla: Sla, point: MetricPoint, rows: list[Any]) -> dict[str, Any]:
-    """E-divisive over the series (oldest first); regressed if the last shift is for the worse."""
-    ordered = [r for r in reversed(rows) if representative(r.point) is not None]
-    values = [v for r in ordered if (v := representative(r.point)) is not None]
-    if len(values) < 6:
+def _change_point_test(judged: JudgedSeries) -> dict[str, Any]:
+    """E-divisive regimes of the series; regressed while the newest regime is worse than
+    the last good one, from the change point where that regression began."""
+    if len(judged.values) < MIN_POINTS:
         return {}
-    cps = e_divisive(values, alpha=REGRESSION_ALPHA)
-    if not cps:
+    start = open_regression(judged.regimes)
+    if start is None or start.change is None:
         return {"test": "e_divisive", "regressed": False}
-    last = cps[-1]
     return {
         "test": "e_divisive",
-        "p_value": last.p_value,
-        "shift_pct": last.shift_pct,
-        "first_bad_commit": ordered[last.index].run.commit,
-        "regressed": _is_worse(point.direction, last.shift_pct, sla.tolerance_pct),
+        "p_value": start.change.p_value,
+        "shift_pct": start.change.shift_pct,
+        "first_bad_commit": judged.rows[start.start].run.commit,
+        "regressed": True,
     }
 
 
+def _first_bad_commit(judged: JudgedSeries, run: MetricRun, baseline: float | None) -> str:
+    """Where the regression this run is in began: the change point that opened it, or, too
+    recent for a change point, the oldest of the runs before this one at its level."""
+    start = open_regression(judged.regimes)
+    if start is not None:
+        return judged.rows[start.start].run.commit
+    at = next((i for i, r in enumerate(judged.rows) if r.run.id == run.id), None)
+    if at is None or baseline is None:
+        return run.commit
+    return judged.rows[streak_start(judged.values[: at + 1], baseline)].run.commit
+
+
 def _regression(session: Session, sla: Sla, run: MetricRun, point: MetricPoint) -> Judgement:
-    """Noise-aware: a per-push sample test against the baseline, and change points."""
-    observed = _point_stat(point, sla.statistic)
-    base_rows = _baseline_rows(session, sla, run, sla.baseline_runs)
+    """Noise-aware: a per-push sample test against the baseline, and change points; every
+    failure names the commit where the regression began."""
+    observed = point_stat(point, sla.statistic)
+    lower = lower_is_better(sla, point)
+    base_rows, left_out = baseline_rows(session, sla, run, lower=lower)
     base_values = [v for r in base_rows if (v := representative(r.point)) is not None]
-    series = history(
-        session,
-        project=run.project,
-        benchmark=run.benchmark,
-        metric=sla.metric,
-        branch=run.branch,
-        environment=sla.environment,
-        limit=REGRESSION_HISTORY,
-    )
-    tests = [
-        t
-        for t in (_sample_test(sla, point, base_rows), _change_point_test(sla, point, series))
-        if t
-    ]
+    judged = judged_series(session, sla, branch=run.branch, lower=lower)
+    tests = [t for t in (_sample_test(sla, point, base_rows), _change_point_test(judged)) if t]
     baseline = median(base_values) if base_values else None
     if not tests:
-        return Judgement(Verdict.NO_DATA, observed, None, baseline)
+        return Judgement(Verdict.NO_DATA, observed, None, baseline, _excluded(left_out))
     failed = [t for t in tests if t["regressed"]]
-    for t in failed:
-        t.setdefault("first_bad_commit", run.commit)
+    if failed:
+        first_bad = _first_bad_commit(judged, run, baseline)
+        for t in failed:
+            t["first_bad_commit"] = first_bad
     details = failed[0] if failed else tests[0]
     verdict = Verdict.FAIL if failed else Verdict.PASS
-    return Judgement(verdict, observed, None, baseline, {**details, "tests": tests})
+    extra = {**details, "tests": tests, **_excluded(left_out)}
+    return Judgement(verdict, observed, None, baseline, extra)
 
 
 _RULES: dict[Rule, Callable[[Session, Sla, MetricRun, MetricPoint], Judgement]] = {

@@ -1,6 +1,6 @@
 """API calls of the metrics pages (SLA board, series, runs), as plain JSON dicts.
 
-Public surface: `get_board`, `get_facets`, `get_series`, `list_runs`.
+Public surface: `get_board`, `get_facets`, `get_series`, `list_runs`, `accept_baseline`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 from dashboard.api_client import ApiClient
 
-__all__ = ["get_board", "get_facets", "get_series", "list_runs"]
+__all__ = ["accept_baseline", "get_board", "get_facets", "get_series", "list_runs"]
 
 JSON = dict[str, Any]
 
@@ -48,3 +48,11 @@ def list_runs(client: ApiClient, *, project: str | None, limit: int = 50) -> JSO
     """Recent runs with points and verdicts."""
     runs: JSON = client.get("/metrics/runs", params=_clean({"project": project, "limit": limit}))
     return runs
+
+
+def accept_baseline(client: ApiClient, *, sla_id: str, reason: str, commit: str | None) -> JSON:
+    """Accept a commit's level (default: where the open regression began) as an SLA's
+    baseline; the API records who, when and why."""
+    body = _clean({"reason": reason, "commit": commit})
+    accepted: JSON = client.post(f"/slas/{sla_id}/baseline-acceptances", json=body)
+    return accepted

@@ -1,22 +1,34 @@
 """`/series?project=&benchmark=&metric=[&branch=]`: one series over commits.
 
-p50 with its p05-p95 band, SLA thresholds, and change points found by E-divisive. A point
-whose run carries a trace opens that trace on click; each change point links to the
-compare view of the traces on either side of it, when both exist.
+p50 with its p05-p95 band, SLA thresholds, change points found by E-divisive (a change
+for the worse is the first bad commit the SLA verdicts name), the SLAs over the series,
+accepted baselines, and a form to accept a new one (an SLA change: admins or tokens with
+`slas:write`). A point whose run carries a trace opens that trace on click; each change
+point links to the compare view of the traces on either side of it, when both exist.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 import dash
-from dash import Input, Output, callback, dcc, html
+from dash import Input, Output, State, callback, dcc, html
 from dash.development.base_component import Component
 
 from dashboard.api_client import ApiError, current_client
-from dashboard.clients.metrics import get_series
+from dashboard.clients.metrics import accept_baseline, get_series
 from dashboard.components import notice
+from dashboard.components.series_panels import (
+    SERIES_ACCEPT_COMMIT,
+    SERIES_ACCEPT_GO,
+    SERIES_ACCEPT_REASON,
+    SERIES_ACCEPT_RESULT,
+    SERIES_ACCEPT_SLA,
+    accept_form,
+    acceptance_list,
+    change_list,
+    sla_list,
+)
 from dashboard.figures.metrics import series_figure
 
 dash.register_page(  # type: ignore[no-untyped-call]
@@ -25,29 +37,16 @@ dash.register_page(  # type: ignore[no-untyped-call]
 
 SERIES_GRAPH = "series-graph"
 SERIES_GO = "series-go"
+SERIES_KEY = "series-key"
+SERIES_PANELS = "series-panels"
 
 
-def _nearest_trace(points: list[dict[str, Any]], indexes: range) -> str | None:
-    return next((points[i]["trace_id"] for i in indexes if points[i].get("trace_id")), None)
-
-
-def _change_list(series: dict[str, Any]) -> html.Ul:
-    points, items = series["points"], []
-    for cp in series["change_points"]:
-        i = cp["index"]
-        before = _nearest_trace(points, range(i - 1, -1, -1))
-        after = _nearest_trace(points, range(i, len(points)))
-        text = (
-            f"{cp['shift_pct']:+.1f}% at commit {cp['commit']} "
-            f"({cp['before']:.4g} → {cp['after']:.4g}, p = {cp['p_value']:.3f})"
-        )
-        link = (
-            dcc.Link(" compare traces", href=f"/compare?{urlencode({'a': before, 'b': after})}")
-            if before and after
-            else html.Span(" (no traces to compare)", className="muted")
-        )
-        items.append(html.Li([text, link]))
-    return html.Ul(items or [html.Li("No significant change point.")], className="series-changes")
+def _panels(series: dict[str, Any]) -> list[Component]:
+    return [
+        html.Section([html.H2("Change points"), change_list(series)], className="card"),
+        html.Section([html.H2("SLAs"), sla_list(series)], className="card"),
+        html.Section([html.H2("Accepted baselines"), acceptance_list(series)], className="card"),
+    ]
 
 
 def layout(
@@ -61,10 +60,9 @@ def layout(
     callback names, so Dash never reports an ID missing from the layout."""
     if not (project and benchmark and metric):
         return _without_series(notice("Open a series from the SLA board or the runs page."))
+    key = {"project": project, "benchmark": benchmark, "metric": metric, "branch": branch}
     try:
-        series = get_series(
-            current_client(), project=project, benchmark=benchmark, metric=metric, branch=branch
-        )
+        series = _fetch(key)
     except ApiError as e:
         return _without_series(notice(f"Could not load the series: {e.detail}", "error"))
     where = f"{project} / {benchmark}" + (f" on {branch}" if branch else "")
@@ -78,15 +76,32 @@ def layout(
                 ),
                 className="card",
             ),
-            html.Section([html.H2("Change points"), _change_list(series)], className="card"),
+            html.Div(_panels(series), id=SERIES_PANELS),
+            html.Section([html.H2("Accept a new baseline"), accept_form(series)], className="card"),
+            dcc.Store(id=SERIES_KEY, data=key),
             dcc.Location(id=SERIES_GO, refresh=True),
         ]
     )
 
 
+def _fetch(key: dict[str, Any]) -> dict[str, Any]:
+    return get_series(
+        current_client(),
+        project=key["project"],
+        benchmark=key["benchmark"],
+        metric=key["metric"],
+        branch=key["branch"],
+    )
+
+
 def _without_series(message: Component) -> html.Div:
-    hidden = {"display": "none"}
-    return html.Div([message, dcc.Graph(id=SERIES_GRAPH, style=hidden), dcc.Location(id=SERIES_GO)])
+    stubs = [
+        dcc.Graph(id=SERIES_GRAPH),
+        html.Div(id=SERIES_PANELS),
+        accept_form({"slas": []}),
+        dcc.Store(id=SERIES_KEY),
+    ]
+    return html.Div([message, html.Div(stubs, hidden=True), dcc.Location(id=SERIES_GO)])
 
 
 @callback(Output(SERIES_GO, "href"), Input(SERIES_GRAPH, "clickData"), prevent_initial_call=True)
@@ -96,3 +111,34 @@ def _open_trace(click: dict[str, Any] | None) -> str:
     if not trace_id:
         raise dash.exceptions.PreventUpdate
     return f"/traces/{trace_id}"
+
+
+@callback(
+    Output(SERIES_ACCEPT_RESULT, "children"),
+    Output(SERIES_GRAPH, "figure"),
+    Output(SERIES_PANELS, "children"),
+    Input(SERIES_ACCEPT_GO, "n_clicks"),
+    State(SERIES_ACCEPT_SLA, "value"),
+    State(SERIES_ACCEPT_COMMIT, "value"),
+    State(SERIES_ACCEPT_REASON, "value"),
+    State(SERIES_KEY, "data"),
+    prevent_initial_call=True,
+)
+def _accept(
+    _n: int | None, sla_id: str | None, commit: str | None, reason: str | None, key: Any
+) -> tuple[Component, Any, Any]:
+    """Accept through the API (which checks the caller's right), then redraw the series."""
+    unchanged = (dash.no_update, dash.no_update)
+    if not sla_id:
+        return notice("This series has no SLA with a baseline to accept.", "error"), *unchanged
+    if not (reason or "").strip():
+        return notice("Say why this level is the new normal.", "error"), *unchanged
+    try:
+        done = accept_baseline(
+            current_client(), sla_id=sla_id, reason=reason or "", commit=commit or None
+        )
+        series = _fetch(key)
+    except ApiError as e:
+        return notice(f"Not accepted: {e.detail}", "error"), *unchanged
+    text = f"Commit {done['commit']} is the new baseline of {done['sla_name']}."
+    return notice(text, "success"), series_figure(series), _panels(series)

@@ -6,16 +6,20 @@ go in over HTTP as CI would send them; headless Chromium reads the pages.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import perfdash
 
 if TYPE_CHECKING:
     from tests.browser.conftest import PageErrors, Server
@@ -24,6 +28,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.integration]
 REPO = Path(__file__).resolve().parents[2]
 RUNS = 30
 SHIFT_AT = 20
+PASSWORD = "a long test password"
 
 
 def _token(server: Server) -> str:
@@ -128,4 +133,87 @@ def test_board_series_and_runs_pages(
     expect(rows).to_have_count(RUNS)
     expect(rows.first.locator(".run-chip-fail")).to_contain_text("throughput: fail")
     page.screenshot(path=artifacts / "sla_runs.png", full_page=False)
+    assert page_errors.messages == []
+
+
+STEP_AT = 12  # 1-based: the first of 30 pushes at a level 15% slower
+
+
+def _sha(i: int) -> str:
+    return hashlib.sha1(f"commit {i}".encode()).hexdigest()
+
+
+def _seed_step(server: Server) -> None:
+    """A regression and a relative SLA, and 30 pushes with a 15% step at push 12."""
+    api = httpx.Client(
+        base_url=server.base_url + "/api/v1",
+        headers={"Authorization": f"Bearer {_token(server)}"},
+        timeout=30,
+    )
+    base = {"project": "llm", "benchmark": "train", "metric": "step_time_ms"}
+    slas = [
+        {**base, "name": "step regression", "rule": "regression", "tolerance_pct": 5},
+        {**base, "name": "step vs main", "rule": "relative", "tolerance_pct": 5},
+    ]
+    assert api.post("/slas/apply", json=slas).status_code == 200
+    rng = random.Random(20)
+    for i in range(1, 31):
+        mean = 100.0 if i < STEP_AT else 115.0
+        doc = {
+            "project": "llm",
+            "benchmark": "train",
+            "commit": _sha(i),
+            "branch": "main",
+            "run_id": f"ci-{i}",
+            "timestamp": f"2026-11-01T10:{i:02d}:00Z",
+            "points": [
+                {
+                    "metric": "step_time_ms",
+                    "unit": "ms",
+                    "samples": [rng.gauss(mean, 1.0) for _ in range(9)],
+                }
+            ],
+        }
+        assert api.post("/metrics", json=doc).status_code == 200
+
+
+def test_series_shows_the_first_bad_commit_and_an_admin_accepts_the_new_level(
+    serve_with: Callable[..., Server], page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    server = serve_with("--no-worker", auth="password", scrypt_n="1024")
+    perfdash(server, "user", "add", "ada", "--role", "admin", "--password-env", "PW", PW=PASSWORD)
+    _seed_step(server)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(server.base_url + "/login?next=%2Fslas")
+    page.get_by_label("Username").fill("ada")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page).to_have_url(server.base_url + "/slas")
+    page.goto(server.base_url + "/series?project=llm&benchmark=train&metric=step_time_ms")
+
+    first_bad = _sha(STEP_AT)
+    expect(page.locator(".series-changes")).to_contain_text(f"at commit {first_bad}")
+    expect(page.locator(".series-changes .series-worse")).to_have_text(" first bad commit")
+    expect(page.locator(".series-slas")).to_contain_text(
+        f"step regression (regression): fail · first bad commit {first_bad}"
+    )
+    graph = page.locator("#series-graph .js-plotly-plot")
+    expect(graph.locator(".annotation-text").first).to_contain_text(
+        f"at first bad commit {first_bad[:8]}"
+    )
+
+    page.locator("#series-accept-sla").click()
+    page.get_by_role("option", name="step vs main").click()
+    page.locator("#series-accept-reason").fill("bf16 attention: slower, needed for accuracy")
+    page.get_by_role("button", name="Accept as new baseline").click()
+    expect(page.locator("#series-accept-result .notice-success")).to_have_text(
+        f"Commit {first_bad} is the new baseline of step vs main."
+    )
+    accepted = page.locator(".series-acceptances")
+    expect(accepted).to_contain_text(
+        f"step vs main: commit {first_bad} accepted as the baseline by user 'ada' at 20"
+    )
+    expect(accepted).to_contain_text("bf16 attention: slower, needed for accuracy")
+    expect(graph.locator(".annotation-text", has_text="accepted by user 'ada'")).to_have_count(1)
+    page.screenshot(path=artifacts / "series_accepted_baseline.png", full_page=True)
     assert page_errors.messages == []

@@ -16,6 +16,8 @@ import uvicorn
 
 from backend.core.config import Settings
 from backend.main import create_app
+from tests.metrics.helpers import native
+from workers.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "metrics"
 SLAS_YAML = """
@@ -123,3 +125,29 @@ def test_push_errors_are_clear(server: str, tmp_path: Path) -> None:
     assert bad.returncode == 2
     assert "HTTP 422" in bad.stderr and "$.project: is required" in bad.stderr
     assert httpx.get(f"{server}/api/v1/metrics/runs").json()["count"] == 0
+
+
+def test_sla_accept_baseline_from_the_command_line(
+    server: str, token: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    headers = {"Authorization": f"Bearer {token}"}
+    sla = {"name": "rel", "project": "llm", "benchmark": "train", "metric": "step_time_ms"}
+    sla |= {"rule": "relative", "tolerance_pct": "5"}
+    assert httpx.post(f"{server}/api/v1/slas", json=sla, headers=headers).status_code == 201
+    for i, value in enumerate([100.0, 101.0, 130.0]):
+        doc = native(commit=f"c{i}abcdef", points=[{"metric": "step_time_ms", "value": value}])
+        assert httpx.post(f"{server}/api/v1/metrics", json=doc, headers=headers).is_success
+    monkeypatch.setenv("CI_TOKEN", token)
+    common = ["--url", server, "--token-env", "CI_TOKEN"]
+    argv = ["sla", "accept-baseline", "rel", "--commit", "c2", "--reason", "new model", *common]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("rel: commit c2abcdef is the new baseline, accepted by token 'tests")
+    assert out.rstrip().endswith(": new model")
+    assert main([*argv[:2], "nope", *argv[3:]]) == 2
+    assert "no SLA named 'nope'" in capsys.readouterr().err
+    assert main([*argv[:4], "zz", *argv[5:]]) == 2
+    assert "HTTP 422" in capsys.readouterr().err
+    listed = httpx.get(f"{server}/api/v1/slas").json()["items"][0]["id"]
+    accepted = httpx.get(f"{server}/api/v1/slas/{listed}/baseline-acceptances").json()
+    assert [(a["commit"], a["reason"]) for a in accepted] == [("c2abcdef", "new model")]

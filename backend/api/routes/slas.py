@@ -1,4 +1,5 @@
-"""`/api/v1/slas`: SLA definitions (writes need `slas:write`), the board and history."""
+"""`/api/v1/slas`: SLA definitions (writes need `slas:write`), the board, history, and
+accepted baselines."""
 
 from typing import Annotated, Any
 
@@ -8,18 +9,22 @@ from backend.api.access import require
 from backend.api.deps import Offset, SessionDep
 from backend.models.slas import (
     SPARKLINE_LENGTH,
+    BaselineAcceptanceCreate,
+    BaselineAcceptancePublic,
     SlaCreate,
     SlaEvaluationPublic,
     SlaPublic,
     SlasPublic,
 )
-from backend.services import metric_reads
+from backend.services import baselines, metric_reads
 from backend.services import slas as service
+from backend.services.auth import Identity
 from backend.services.permissions import CHANGE_SLAS
 from backend.services.sla_eval import latest_evaluations
 
 router = APIRouter(prefix="/slas", tags=["slas"])
 WriteToken = Annotated[object, Depends(require(CHANGE_SLAS))]
+Writer = Annotated[Identity | None, Depends(require(CHANGE_SLAS))]
 
 
 def _public(sla: Any) -> SlaPublic:
@@ -91,3 +96,20 @@ def evaluations(
     service.get_sla(session, sla_id)
     rows = latest_evaluations(session, sla_id, limit)
     return [SlaEvaluationPublic.model_validate(r, from_attributes=True) for r in rows]
+
+
+@router.post("/{sla_id}/baseline-acceptances", status_code=status.HTTP_201_CREATED)
+def accept_baseline(
+    sla_id: str, session: SessionDep, writer: Writer, data: BaselineAcceptanceCreate
+) -> BaselineAcceptancePublic:
+    """Accept a commit's level as the SLA's new baseline (default: where its open
+    regression began); who, when and why are recorded."""
+    who = writer.label if writer else "anonymous"
+    return baselines.accept_baseline(session, sla_id, data, accepted_by=who)
+
+
+@router.get("/{sla_id}/baseline-acceptances")
+def baseline_acceptances(sla_id: str, session: SessionDep) -> list[BaselineAcceptancePublic]:
+    """The SLA's accepted baselines, oldest first."""
+    service.get_sla(session, sla_id)
+    return baselines.list_acceptances(session, sla_id=sla_id)
