@@ -129,6 +129,9 @@ class MetricRunPublic(SQLModel):
 class MetricRunsPublic(SQLModel):
     items: list[MetricRunPublic]
     count: int
+    skipped: int = Field(
+        default=0, description="Stored runs left out: their timestamp is outside the window."
+    )
 
 
 class SeriesPoint(SQLModel):
@@ -163,3 +166,8 @@ class SeriesPublic(SQLModel):
     points: list[SeriesPoint]
     change_points: list[ChangePointPublic]
     thresholds: list[float]
+    skipped: int = Field(
+        default=0,
+        description="Stored runs of this series (any environment) left out: their timestamp "
+        "is outside the window.",
+    )

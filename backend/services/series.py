@@ -8,11 +8,13 @@ Public surface: `SeriesRow`, `history`, `env_matches`, `representative`.
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlmodel import Session, col, select
 
 from backend.models.metrics import MetricPoint, MetricRun
+from backend.services.metric_time import TimeWindow, within
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,9 @@ def history(
         environment: only runs whose environment matches this selector.
         exclude_run: leave this run out (the run being judged against its baseline).
         limit: at most this many rows.
+
+    Runs whose timestamp is outside the settings' window are left out: one that cannot
+    even be read back (year 10000) would otherwise fail every read of the series.
     """
     query = (
         select(MetricRun, MetricPoint)
@@ -67,6 +72,7 @@ def history(
             MetricRun.project == project,
             MetricRun.benchmark == benchmark,
             MetricPoint.metric == metric,
+            within(MetricRun.timestamp, TimeWindow.current(), datetime.now(UTC)),
         )
         .order_by(col(MetricRun.timestamp).desc(), col(MetricRun.id).desc())
     )
