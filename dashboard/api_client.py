@@ -6,7 +6,7 @@ models or database. Every call has a timeout and raises `ApiError` with the API'
 browser's `Cookie` and `X-CSRFToken` headers, so the API sees the signed-in user (and
 checks their role and CSRF token) exactly as if the browser had called it.
 
-Public surface: `ApiClient`, `ApiError`, `current_client`, `install_client`, and the
+Public surface: `ApiClient`, `ApiError`, `current_client`, `install_client`, `detail_text`, and the
 response shapes `Trace`, `TraceList`, `KernelStat`, `KernelStats`, `TraceAccepted`, `Me`.
 """
 
@@ -27,6 +27,7 @@ __all__ = [
     "TraceAccepted",
     "TraceList",
     "current_client",
+    "detail_text",
     "install_client",
 ]
 
@@ -112,34 +113,38 @@ class ApiError(Exception):
 def _detail(response: httpx.Response) -> str:
     """FastAPI's `detail` as one line: a string, or the messages of a validation error."""
     try:
-        detail = response.json().get("detail")
-    except (ValueError, AttributeError):
-        detail = None
+        body = response.json()
+    except ValueError:
+        body = None
+    return detail_text(body, f"{response.status_code} {response.reason_phrase}".strip())
+
+
+def detail_text(body: Any, fallback: str) -> str:
+    """The `detail` of a decoded API error body as one line, or `fallback` when it has none
+    (the browser's own calls to the API, such as uploads, read their errors through here)."""
+    detail = body.get("detail") if isinstance(body, dict) else None
     if isinstance(detail, str):
         return detail
     if isinstance(detail, list):
         return "; ".join(str(d.get("msg", d)) if isinstance(d, dict) else str(d) for d in detail)
-    return f"{response.status_code} {response.reason_phrase}".strip()
+    return fallback
 
 
 class ApiClient:
     """Synchronous client for `/api/v1`; a fresh connection per call keeps it thread-safe."""
 
-    def __init__(
-        self, base_url: str, *, timeout_s: float = 10.0, upload_timeout_s: float = 300.0
-    ) -> None:
+    def __init__(self, base_url: str, *, timeout_s: float = 10.0) -> None:
         self.base_url = base_url.rstrip("/")
         self._timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 3.0))
-        self._upload_timeout = httpx.Timeout(upload_timeout_s, connect=min(timeout_s, 3.0))
 
-    def _send(
-        self, method: str, path: str, *, upload: bool = False, **kwargs: Any
-    ) -> httpx.Response:
-        """The one place requests leave: the browser's identity on, errors as ApiError."""
-        timeout = self._upload_timeout if upload else self._timeout
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """The one place requests leave: the browser's identity on, errors as ApiError.
+
+        Trace uploads do not pass here: the browser sends them to the API itself
+        (dashboard/assets/upload.js), so no file is ever held by the page server."""
         try:
             with httpx.Client(
-                base_url=self.base_url, timeout=timeout, headers=_browser_identity()
+                base_url=self.base_url, timeout=self._timeout, headers=_browser_identity()
             ) as client:
                 response = client.request(method, _PREFIX + path, **kwargs)
         except httpx.HTTPError as e:
@@ -148,8 +153,8 @@ class ApiClient:
             raise ApiError(response.status_code, _detail(response))
         return response
 
-    def _request(self, method: str, path: str, *, upload: bool = False, **kwargs: Any) -> Any:
-        response = self._send(method, path, upload=upload, **kwargs)
+    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = self._send(method, path, **kwargs)
         return None if response.status_code == 204 else response.json()
 
     def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
@@ -181,15 +186,6 @@ class ApiClient:
         """The `limit` kernels with the most total GPU time."""
         path = f"/traces/{trace_id}/kernels"
         return cast(KernelStats, self._request("GET", path, params={"limit": limit}))
-
-    def upload_trace(
-        self, filename: str, content: bytes, name: str | None = None, project: str = "default"
-    ) -> TraceAccepted:
-        """Send a trace file; the API stores it and queues it for parsing."""
-        data = {"project": project} | ({"name": name} if name else {})
-        files = {"file": (filename, content, "application/octet-stream")}
-        response = self._request("POST", "/traces", upload=True, data=data, files=files)
-        return cast(TraceAccepted, response)
 
     def delete_trace(self, trace_id: str) -> None:
         """Delete a trace and everything derived from it."""

@@ -10,7 +10,7 @@ alike. For each request it resolves the caller (`backend.services.auth.resolve`)
 - with AUTH on, turns away anonymous callers: a browser navigation (GET asking for HTML)
   is redirected to `/login?next=...`, anything else gets 401;
 - refuses a multipart body (a trace upload) from a caller who may not upload before a
-  byte of it is read: FastAPI spools forms before route dependencies run;
+  byte of it is read, on any path: FastAPI spools forms before route dependencies run;
 - after a proxy sign-in, sets the session cookies on the response and puts them into
   the request's own `Cookie` header, so the pages' calls to the API (which forward that
   header) already carry the session;
@@ -149,7 +149,7 @@ class AuthGate:
             reply = JSONResponse({"detail": detail}, 401, headers={"WWW-Authenticate": "Bearer"})
             await reply(scope, receive, send)
             return
-        if is_multipart(scope) and scope["path"].startswith("/api/"):
+        if is_multipart(scope):
             try:
                 authorize(identity, UPLOAD_TRACE, settings.auth)
             except ServiceError as e:

@@ -1,11 +1,14 @@
-"""Request body limits under `/api/`, as a pure ASGI middleware.
+"""Request body limits on every path, as a pure ASGI middleware.
 
 FastAPI reads a JSON body whole into memory before validating it, so a 2 GB body to
-`/api/v1/metrics` would be held in RAM; and it spools a multipart body to a temporary file
-before the route runs, so an endless upload would fill the disk before the route's own
-size check. This refuses either with 413 as soon as the declared `Content-Length`, or the
-bytes actually received, pass the limit: `MAX_JSON_BYTES` for JSON, `MAX_UPLOAD_BYTES` plus
-room for the multipart framing for trace uploads (the route then checks the file sizes).
+`/api/v1/metrics` would be held in RAM; Dash reads a callback's body whole too (a 1 GiB
+POST to `/_dash-update-component` grew the process by 3 GB); and FastAPI spools a
+multipart body to a temporary file before the route runs, so an endless upload would fill
+the disk before the route's own size check. This refuses any of them with 413 as soon as
+the declared `Content-Length`, or the bytes actually received, pass the limit:
+`MAX_UPLOAD_BYTES` plus room for the multipart framing for a multipart body under `/api/`
+(a trace upload; the route then checks the file sizes), `MAX_JSON_BYTES` for every other
+body, the pages' included. The pages take no uploads: the browser sends files to the API.
 """
 
 import contextlib
@@ -15,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from backend.core.config import get_settings
 
-_PREFIX = "/api/"
+_UPLOAD_PREFIX = "/api/"
 MULTIPART_FRAMING_BYTES = 4 * 1024 * 1024  # part headers and form fields around the files
 
 
@@ -24,18 +27,18 @@ class _BodyTooLarge(Exception):
 
 
 class BodySizeLimit:
-    """Answer 413 to an `/api/` request whose body exceeds its kind's limit."""
+    """Answer 413 to a request whose body exceeds its kind's limit."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(_PREFIX):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
         settings = get_settings()
-        if is_multipart(scope):
+        if is_multipart(scope) and scope["path"].startswith(_UPLOAD_PREFIX):
             limit, setting = settings.max_upload_bytes + MULTIPART_FRAMING_BYTES, "MAX_UPLOAD_BYTES"
         else:
             limit, setting = settings.max_json_bytes, "MAX_JSON_BYTES"

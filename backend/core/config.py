@@ -126,7 +126,22 @@ class Settings(BaseSettings):
         "Each hash needs 128 * N * 8 bytes of memory.",
     )
     max_json_bytes: int = Field(
-        default=16 * 1024**2, gt=0, description="Largest non-upload request body under /api/."
+        default=16 * 1024**2,
+        gt=0,
+        description="Largest request body that is not a trace upload, on the API and the "
+        "pages (Dash callbacks) alike.",
+    )
+    metric_min_year: int = Field(
+        default=2000,
+        ge=1,
+        le=9999,
+        description="Earliest year a pushed metric run may carry; older timestamps get 422, "
+        "and reads skip stored runs outside the window.",
+    )
+    metric_max_future_s: int = Field(
+        default=86400,
+        ge=0,
+        description="How far past now (seconds) a pushed metric run's timestamp may be.",
     )
     token_rate_per_s: float = Field(
         default=50.0, gt=0, description="Sustained requests per second per API token."

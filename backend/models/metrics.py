@@ -131,6 +131,9 @@ class MetricRunPublic(SQLModel):
 class MetricRunsPublic(SQLModel):
     items: list[MetricRunPublic]
     count: int
+    skipped: int = Field(
+        default=0, description="Stored runs left out: their timestamp is outside the window."
+    )
 
 
 class SeriesPoint(SQLModel):
@@ -178,3 +181,8 @@ class SeriesPublic(SQLModel):
     thresholds: list[float]
     slas: list[SeriesSla] = []
     acceptances: list[BaselineAcceptancePublic] = []
+    skipped: int = Field(
+        default=0,
+        description="Stored runs of this series (any environment) left out: their timestamp "
+        "is outside the window.",
+    )

@@ -9,34 +9,27 @@ Public surface: `parse_document`, `ParsedPush`, `ParsedPoint`, `Problem`,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from backend.services.metric_problems import MetricDocumentError, Problem, ProblemCollector
+from backend.services.metric_time import TimeWindow, parse_timestamp
+
+__all__ = [
+    "FORMATS",
+    "MAX_POINTS",
+    "MetricDocumentError",
+    "ParsedPoint",
+    "ParsedPush",
+    "Problem",
+    "parse_document",
+]
+
 MAX_POINTS = 10_000
-MAX_SAMPLES = 100_000
 DIRECTIONS = ("lower_is_better", "higher_is_better")
 RUN_FIELDS = ("project", "commit", "branch", "run_id", "url", "benchmark")
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One thing wrong with a document, and where (a JSON path)."""
-
-    path: str
-    message: str
-
-
-class MetricDocumentError(ValueError):
-    """The document cannot be stored; `problems` says what and where."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        shown = "; ".join(f"{p.path}: {p.message}" for p in problems[:5])
-        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-        super().__init__(f"{len(problems)} problem(s): {shown}{more}")
 
 
 @dataclass(slots=True)
@@ -61,67 +54,16 @@ class ParsedPush:
     url: str = ""
     trace_id: str | None = None
     timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
+    # The document's own value and where it was; parse_document checks it against the window.
+    timestamp_raw: Any = None
+    timestamp_path: str = "$.timestamp"
     environment: dict[str, Any] = field(default_factory=dict)
     points: list[ParsedPoint] = field(default_factory=list)
 
 
-class _Errors:
-    """Collects problems instead of stopping at the first (packaging's _ErrorCollector)."""
-
-    def __init__(self) -> None:
-        self.problems: list[Problem] = []
-
-    def add(self, path: str, message: str) -> None:
-        self.problems.append(Problem(path, message))
-
-    def number(self, raw: Any, path: str) -> float | None:
-        if isinstance(raw, bool) or not isinstance(raw, int | float):
-            self.add(path, f"expected a number, got {type(raw).__name__}")
-            return None
-        if not math.isfinite(raw):
-            self.add(path, "expected a finite number")
-            return None
-        return float(raw)
-
-    def text(self, obj: dict[str, Any], key: str, path: str, *, required: bool = False) -> str:
-        raw = obj.get(key)
-        if raw is None:
-            if required:
-                self.add(f"{path}.{key}", "is required")
-            return ""
-        if not isinstance(raw, str | int) or isinstance(raw, bool):
-            self.add(f"{path}.{key}", f"expected a string, got {type(raw).__name__}")
-            return ""
-        return str(raw)
-
-    def numbers(self, raw: Any, path: str) -> list[float] | None:
-        if not isinstance(raw, list) or not raw:
-            self.add(path, "expected a non-empty list of numbers")
-            return None
-        if len(raw) > MAX_SAMPLES:
-            self.add(path, f"{len(raw)} samples, the limit is {MAX_SAMPLES}")
-            return None
-        out = [self.number(v, f"{path}[{i}]") for i, v in enumerate(raw)]
-        return None if any(v is None for v in out) else [v for v in out if v is not None]
-
-
-def _timestamp(raw: Any, path: str, errors: _Errors) -> datetime:
-    if raw is None:
-        return datetime.now(UTC)
-    if isinstance(raw, int | float) and not isinstance(raw, bool):
-        return datetime.fromtimestamp(float(raw), UTC)
-    if isinstance(raw, str):
-        try:
-            parsed = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-        except ValueError:
-            errors.add(path, f"not an ISO 8601 timestamp: {raw[:40]!r}")
-            return datetime.now(UTC)
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    errors.add(path, "expected an ISO 8601 string or epoch seconds")
-    return datetime.now(UTC)
-
-
-def _native_point(raw: Any, path: str, benchmark: str, errors: _Errors) -> ParsedPoint | None:
+def _native_point(
+    raw: Any, path: str, benchmark: str, errors: ProblemCollector
+) -> ParsedPoint | None:
     if not isinstance(raw, dict):
         errors.add(path, "expected an object")
         return None
@@ -147,7 +89,7 @@ def _native_point(raw: Any, path: str, benchmark: str, errors: _Errors) -> Parse
     return point
 
 
-def _parse_native(doc: Any, push: ParsedPush, errors: _Errors) -> None:
+def _parse_native(doc: Any, push: ParsedPush, errors: ProblemCollector) -> None:
     """The native run document: run fields, an environment, and a list of points."""
     if not isinstance(doc, dict):
         errors.add("$", "expected an object")
@@ -155,11 +97,11 @@ def _parse_native(doc: Any, push: ParsedPush, errors: _Errors) -> None:
     for key in ("project", "commit", "branch", "run_id", "url"):
         setattr(push, key, errors.text(doc, key, "$"))
     push.trace_id = errors.text(doc, "trace_id", "$") or None
-    push.timestamp = _timestamp(doc.get("timestamp"), "$.timestamp", errors)
+    push.timestamp_raw = doc.get("timestamp")
     env = doc.get("environment", {})
     if not isinstance(env, dict):
         errors.add("$.environment", "expected an object")
-    else:
+    elif errors.storable(env, "$.environment"):
         push.environment = env
     benchmark = errors.text(doc, "benchmark", "$")
     points = doc.get("points")
@@ -175,20 +117,25 @@ def _parse_native(doc: Any, push: ParsedPush, errors: _Errors) -> None:
         push.points.append(ParsedPoint(benchmark, "determinism_hash", hash=text))
 
 
-def _parse_pytest_benchmark(doc: Any, push: ParsedPush, errors: _Errors) -> None:
+def _parse_pytest_benchmark(doc: Any, push: ParsedPush, errors: ProblemCollector) -> None:
     """pytest-benchmark ``--benchmark-json``: seconds, summarised, raw rounds optional."""
+    benchmarks = _benchmarks(doc, errors)
+    if benchmarks is None:
+        return
     commit = doc.get("commit_info") or {}
     if isinstance(commit, dict):
         # Outside a git checkout pytest-benchmark writes placeholders; the query fills those.
         cid, branch = errors.text(commit, "id", "$.commit_info"), commit.get("branch")
         push.commit = "" if cid == "unversioned" else cid
-        push.branch = branch if isinstance(branch, str) and branch != "(unknown)" else ""
-    push.timestamp = _timestamp(doc.get("datetime"), "$.datetime", errors)
+        if isinstance(branch, str) and branch != "(unknown)":
+            push.branch = branch if errors.storable(branch, "$.commit_info.branch") else ""
+    push.timestamp_raw, push.timestamp_path = doc.get("datetime"), "$.datetime"
     machine = doc.get("machine_info")
     if isinstance(machine, dict):
         keep = ("node", "processor", "machine", "python_version", "system", "release")
-        push.environment = {k: machine[k] for k in keep if k in machine}
-    for i, bench in enumerate(doc.get("benchmarks") or []):
+        env = {k: machine[k] for k in keep if k in machine}
+        push.environment = env if errors.storable(env, "$.machine_info") else {}
+    for i, bench in enumerate(benchmarks):
         path = f"$.benchmarks[{i}]"
         stats = bench.get("stats") if isinstance(bench, dict) else None
         if not isinstance(stats, dict):
@@ -208,16 +155,19 @@ def _parse_pytest_benchmark(doc: Any, push: ParsedPush, errors: _Errors) -> None
         push.points.append(point)
 
 
-def _parse_google_benchmark(doc: Any, push: ParsedPush, errors: _Errors) -> None:
+def _parse_google_benchmark(doc: Any, push: ParsedPush, errors: ProblemCollector) -> None:
     """Google Benchmark JSON: repetitions become samples; aggregates only when alone."""
+    benchmarks = _benchmarks(doc, errors)
+    if benchmarks is None:
+        return
     context = doc.get("context")
     if isinstance(context, dict):
-        push.environment = {k: v for k, v in context.items() if not isinstance(v, list | dict)}
-        if "date" in context:
-            push.timestamp = _timestamp(context["date"], "$.context.date", errors)
+        env = {k: v for k, v in context.items() if not isinstance(v, list | dict)}
+        push.environment = env if errors.storable(env, "$.context") else {}
+        push.timestamp_raw, push.timestamp_path = context.get("date"), "$.context.date"
     by_key: dict[tuple[str, str], ParsedPoint] = {}
     aggregates: dict[tuple[str, str], float] = {}
-    for i, bench in enumerate(doc.get("benchmarks") or []):
+    for i, bench in enumerate(benchmarks):
         path = f"$.benchmarks[{i}]"
         if not isinstance(bench, dict):
             errors.add(path, "expected an object")
@@ -251,8 +201,20 @@ def _parse_google_benchmark(doc: Any, push: ParsedPush, errors: _Errors) -> None
     push.points.extend(by_key.values())
 
 
-def _action_parser(direction: str) -> Callable[[Any, ParsedPush, _Errors], None]:
-    def parse(doc: Any, push: ParsedPush, errors: _Errors) -> None:
+def _benchmarks(doc: Any, errors: ProblemCollector) -> list[Any] | None:
+    """The `benchmarks` list of a pytest-benchmark or Google Benchmark document."""
+    if not isinstance(doc, dict):
+        errors.add("$", "expected an object")
+        return None
+    benchmarks = doc.get("benchmarks") or []
+    if not isinstance(benchmarks, list):
+        errors.add("$.benchmarks", f"expected a list, got {type(benchmarks).__name__}")
+        return None
+    return benchmarks
+
+
+def _action_parser(direction: str) -> Callable[[Any, ParsedPush, ProblemCollector], None]:
+    def parse(doc: Any, push: ParsedPush, errors: ProblemCollector) -> None:
         """github-action-benchmark custom lists: name, unit, value; `benchmark` from the query."""
         if not isinstance(doc, list):
             errors.add("$", "expected a list of {name, unit, value}")
@@ -274,7 +236,7 @@ def _action_parser(direction: str) -> Callable[[Any, ParsedPush, _Errors], None]
     return parse
 
 
-FORMATS: dict[str, Callable[[Any, ParsedPush, _Errors], None]] = {
+FORMATS: dict[str, Callable[[Any, ParsedPush, ProblemCollector], None]] = {
     "native": _parse_native,
     "pytest-benchmark": _parse_pytest_benchmark,
     "google-benchmark": _parse_google_benchmark,
@@ -309,7 +271,7 @@ _LIMITS = {"project": 128, "commit": 64, "branch": 256, "run_id": 256, "url": 10
 _POINT_LIMITS = {"benchmark": 256, "metric": 128, "unit": 32, "hash": 128}
 
 
-def _check_lengths(push: ParsedPush, errors: _Errors) -> None:
+def _check_lengths(push: ParsedPush, errors: ProblemCollector) -> None:
     """Refuse what the columns cannot hold, so a long name is a 422, not a failed insert."""
     for key, limit in _LIMITS.items():
         if len(getattr(push, key)) > limit:
@@ -320,7 +282,7 @@ def _check_lengths(push: ParsedPush, errors: _Errors) -> None:
                 errors.add(f"$.points[{i}].{key}", f"longer than {limit} characters")
 
 
-def _apply_defaults(push: ParsedPush, defaults: dict[str, str], errors: _Errors) -> None:
+def _apply_defaults(push: ParsedPush, defaults: dict[str, str], errors: ProblemCollector) -> None:
     for key in ("project", "commit", "branch", "run_id", "url"):
         if not getattr(push, key) and defaults.get(key):
             setattr(push, key, defaults[key])
@@ -346,7 +308,11 @@ def _apply_defaults(push: ParsedPush, defaults: dict[str, str], errors: _Errors)
 
 
 def parse_document(
-    doc: Any, *, fmt: str | None = None, defaults: dict[str, str] | None = None
+    doc: Any,
+    *,
+    fmt: str | None = None,
+    defaults: dict[str, str] | None = None,
+    window: TimeWindow | None = None,
 ) -> ParsedPush:
     """Validate a decoded JSON document and normalise it.
 
@@ -354,6 +320,7 @@ def parse_document(
         doc: the decoded JSON.
         fmt: a name from `FORMATS`, or None to detect it.
         defaults: run fields for formats that lack them (``RUN_FIELDS``).
+        window: the accepted run timestamps; None means the settings' window.
 
     Returns:
         The run fields and points, ready to store.
@@ -366,9 +333,15 @@ def parse_document(
         known = ", ".join(FORMATS)
         what = f"unknown format {fmt!r}" if fmt else "cannot tell the format of this document"
         raise MetricDocumentError([Problem("$", f"{what}; known formats: {known}")])
-    errors = _Errors()
+    errors = ProblemCollector()
     push = ParsedPush(format=name)
     FORMATS[name](doc, push, errors)
+    try:
+        push.timestamp = parse_timestamp(
+            push.timestamp_raw, window or TimeWindow.current(), now=push.timestamp
+        )
+    except ValueError as e:
+        errors.add(push.timestamp_path, str(e))
     _apply_defaults(push, defaults or {}, errors)
     if errors.problems:
         raise MetricDocumentError(errors.problems)

@@ -4,9 +4,12 @@ the SLA board with sparklines, and the filter facets.
 Public surface: `list_runs`, `get_series`, `board`, `facets`.
 """
 
+import logging
 from collections import defaultdict
+from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy import ColumnElement, not_
 from sqlmodel import Session, col, func, select
 
 from backend.models.metrics import (
@@ -24,19 +27,37 @@ from backend.models.metrics import (
 from backend.models.slas import Rule, Sla, SlaEvaluation, SlaPublic, Verdict
 from backend.services.baselines import REGRESSION_ALPHA, list_acceptances
 from backend.services.changepoints import e_divisive
+from backend.services.metric_time import TimeWindow, within
 from backend.services.regimes import MIN_POINTS
 from backend.services.series import SeriesRow, history, representative
 from backend.services.sla_eval import latest_evaluations
 
+log = logging.getLogger(__name__)
+
+
+def _in_window() -> ColumnElement[bool]:
+    return within(MetricRun.timestamp, TimeWindow.current(), datetime.now(UTC))
+
+
+def _skipped(session: Session, *where: Any, join_points: bool = False) -> int:
+    """Runs matching `where` that reads leave out for their timestamp, logged when any."""
+    query = select(func.count(col(MetricRun.id).distinct())).select_from(MetricRun)
+    if join_points:
+        query = query.join(MetricPoint, col(MetricPoint.run_id) == col(MetricRun.id))
+    skipped = session.exec(query.where(*where, not_(_in_window()))).one()
+    if skipped:
+        log.warning("left out %d metric runs whose timestamp is outside the window", skipped)
+    return skipped
+
 
 def list_runs(
     session: Session, *, project: str | None, branch: str | None, limit: int, offset: int
-) -> tuple[list[MetricRunPublic], int]:
-    """Runs newest first, each with its points and the verdicts it received."""
-    query, count = select(MetricRun), select(func.count()).select_from(MetricRun)
-    for column, value in ((MetricRun.project, project), (MetricRun.branch, branch)):
-        if value:
-            query, count = query.where(column == value), count.where(column == value)
+) -> tuple[list[MetricRunPublic], int, int]:
+    """Runs newest first, each with its points and the verdicts it received; with the total
+    and the number of runs left out for a timestamp outside the window."""
+    filters = [c == v for c, v in ((MetricRun.project, project), (MetricRun.branch, branch)) if v]
+    query = select(MetricRun).where(*filters, _in_window())
+    count = select(func.count()).select_from(MetricRun).where(*filters, _in_window())
     order = (col(MetricRun.timestamp).desc(), col(MetricRun.id).desc())
     runs = session.exec(query.order_by(*order).offset(offset).limit(limit)).all()
     ids = [r.id for r in runs]
@@ -67,7 +88,7 @@ def list_runs(
         )
         for r in runs
     ]
-    return items, session.exec(count).one()
+    return items, session.exec(count).one(), _skipped(session, *filters)
 
 
 def _series_points(rows: list[SeriesRow]) -> list[SeriesPoint]:
@@ -159,6 +180,14 @@ def get_series(
         ],
         slas=[_series_sla(session, s) for s in slas],
         acceptances=list_acceptances(session, project=project, benchmark=benchmark, metric=metric),
+        skipped=_skipped(
+            session,
+            MetricRun.project == project,
+            MetricRun.benchmark == benchmark,
+            MetricPoint.metric == metric,
+            *([MetricRun.branch == branch] if branch is not None else []),
+            join_points=True,
+        ),
     )
 
 

@@ -8,12 +8,14 @@ Public surface: `SeriesRow`, `history`, `env_matches`, `representative`, `point_
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlmodel import Session, and_, col, or_, select
 
 from backend.models.metrics import MetricPoint, MetricRun
 from backend.models.slas import Statistic
+from backend.services.metric_time import TimeWindow, within
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,9 @@ def history(
         exclude_run: leave this run out (the run being judged against its baseline).
         since: only this run and the runs after it (an accepted baseline's first run).
         limit: at most this many rows.
+
+    Runs whose timestamp is outside the settings' window are left out: one that cannot
+    even be read back (year 10000) would otherwise fail every read of the series.
     """
     query = (
         select(MetricRun, MetricPoint)
@@ -78,6 +83,7 @@ def history(
             MetricRun.project == project,
             MetricRun.benchmark == benchmark,
             MetricPoint.metric == metric,
+            within(MetricRun.timestamp, TimeWindow.current(), datetime.now(UTC)),
         )
         .order_by(col(MetricRun.timestamp).desc(), col(MetricRun.id).desc())
     )

@@ -1,19 +1,18 @@
 """`/` (and `/traces`): upload a trace, and watch every trace move from queued to ready.
 
-The upload goes to the API, which queues the parsing in Celery; this page only polls
-the list with `dcc.Interval`, so no work runs in the dashboard process.
+The browser sends the file straight to the API (`assets/upload.js`), which streams it to
+disk and queues the parsing in Celery; this page shows the API's answer and polls the
+list with `dcc.Interval`, so no file and no work ever sit in the dashboard process.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-from typing import Any
+from typing import Any, cast
 
 import dash
-from dash import Input, Output, State, callback, dcc, html
+from dash import ClientsideFunction, Input, Output, State, callback, clientside_callback, dcc, html
 
-from dashboard.api_client import ApiError, TraceAccepted, current_client
+from dashboard.api_client import ApiError, TraceAccepted, current_client, detail_text
 from dashboard.components import notice, traces_table
 
 # Dash ships no annotations for register_page.
@@ -23,6 +22,7 @@ dash.register_page(  # type: ignore[no-untyped-call]
 
 TRACES_UPLOAD = "traces-upload"
 TRACES_UPLOAD_STATUS = "traces-upload-status"
+TRACES_UPLOAD_RESULT = "traces-upload-result"
 TRACES_TABLE = "traces-table"
 TRACES_POLL = "traces-poll"
 POLL_MS = 1500
@@ -68,7 +68,10 @@ def layout(**_query: str) -> html.Div:
                 [
                     _upload_box(),
                     dcc.Loading(
-                        html.Div(id=TRACES_UPLOAD_STATUS, className="upload-status"),
+                        [
+                            html.Div(id=TRACES_UPLOAD_STATUS, className="upload-status"),
+                            dcc.Store(id=TRACES_UPLOAD_RESULT),  # pending while the file goes
+                        ],
                         type="dot",
                         delay_show=150,
                     ),
@@ -83,11 +86,6 @@ def layout(**_query: str) -> html.Div:
     )
 
 
-def _decode(contents: str) -> bytes:
-    """`dcc.Upload` hands over a data URL; the payload after the comma is base64."""
-    return base64.b64decode(contents.partition(",")[2], validate=True)
-
-
 def _accepted_notice(name: str, accepted: TraceAccepted) -> html.Div:
     """Say what the API did with the file, with a link to the trace either way."""
     link = dcc.Link("Open the trace", href=f"/traces/{accepted['id']}")
@@ -98,24 +96,32 @@ def _accepted_notice(name: str, accepted: TraceAccepted) -> html.Div:
     return notice([text, link], "success")
 
 
-@callback(
-    Output(TRACES_UPLOAD_STATUS, "children"),
+# The browser posts the file to the API and leaves the answer in the store; clearing the
+# contents lets the same file be picked again.
+clientside_callback(
+    ClientsideFunction(namespace="perfdash_traces", function_name="upload"),
+    Output(TRACES_UPLOAD_RESULT, "data"),
     Output(TRACES_UPLOAD, "contents"),
     Input(TRACES_UPLOAD, "contents"),
     State(TRACES_UPLOAD, "filename"),
     prevent_initial_call=True,
 )
-def upload(contents: str | None, filename: str | None) -> tuple[Any, None]:
-    """Post the chosen file to the API and say what happened; clear it so a re-pick fires."""
-    if contents is None:
+
+
+@callback(
+    Output(TRACES_UPLOAD_STATUS, "children"),
+    Input(TRACES_UPLOAD_RESULT, "data"),
+    prevent_initial_call=True,
+)
+def upload_result(result: dict[str, Any] | None) -> Any:
+    """Say what the API did with the file the browser sent it (assets/upload.js)."""
+    if not result:
         raise dash.exceptions.PreventUpdate
-    name = filename or "trace"
-    try:
-        accepted = current_client().upload_trace(name, _decode(contents))
-    except (ApiError, binascii.Error, ValueError) as e:
-        detail = e.detail if isinstance(e, ApiError) else "the browser sent unreadable data"
-        return notice(f"Upload of {name} failed: {detail}", "error"), None
-    return _accepted_notice(name, accepted), None
+    name, status, body = str(result.get("name")), result.get("status"), result.get("body")
+    if status == 202 and isinstance(body, dict) and "id" in body:
+        return _accepted_notice(name, cast(TraceAccepted, body))
+    fallback = str(result.get("detail") or f"the API answered {status}")
+    return notice(f"Upload of {name} failed: {detail_text(body, fallback)}", "error")
 
 
 @callback(

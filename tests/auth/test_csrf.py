@@ -7,7 +7,6 @@ dashboard's API client, on to the API.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from collections.abc import Callable
@@ -89,18 +88,15 @@ def _cookie_header(cookies: dict[str, str]) -> dict[str, str]:
     return {"Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())}
 
 
-def _upload_callback(filename: str, content: bytes) -> dict[str, object]:
-    """The request Dash's renderer sends when a file is dropped on the traces page."""
-    data_url = "data:application/octet-stream;base64," + base64.b64encode(content).decode()
+def _upload_result_callback(filename: str, answer: dict[str, object]) -> dict[str, object]:
+    """The request Dash's renderer sends once the browser has sent a dropped file to the
+    API itself (dashboard/assets/upload.js): the page shows the API's answer."""
+    result = {"name": filename, "status": 202, "body": answer}
     return {
-        "output": "..traces-upload-status.children...traces-upload.contents..",
-        "outputs": [
-            {"id": "traces-upload-status", "property": "children"},
-            {"id": "traces-upload", "property": "contents"},
-        ],
-        "inputs": [{"id": "traces-upload", "property": "contents", "value": data_url}],
-        "changedPropIds": ["traces-upload.contents"],
-        "state": [{"id": "traces-upload", "property": "filename", "value": filename}],
+        "output": "traces-upload-status.children",
+        "outputs": {"id": "traces-upload-status", "property": "children"},
+        "inputs": [{"id": "traces-upload-result", "property": "data", "value": result}],
+        "changedPropIds": ["traces-upload-result.data"],
     }
 
 
@@ -108,18 +104,26 @@ def _upload_callback(filename: str, content: bytes) -> dict[str, object]:
 def test_dash_callbacks_by_cookie_need_the_sessions_csrf_token(
     serve_with: Callable[..., Server],
 ) -> None:
+    """The page's upload, as the browser makes it: the file to the API, then the answer
+    to a Dash callback; each needs the session's CSRF token."""
     server = serve_with("--no-worker", auth="password", scrypt_n="1024")
     perfdash(
         server, "user", "add", "ada", "--role", "uploader", "--password-env", "PW", PW=PASSWORD
     )
     cookies = _sign_in_http(server, "ada")
-    body = _upload_callback("tiny.json", TRACE_BYTES)
+    files = {"file": ("tiny.json", TRACE_BYTES, "application/octet-stream")}
+    api = server.base_url + "/api/v1/traces"
     url = server.base_url + "/_dash-update-component"
     for sent in (None, "wrong"):
         headers = _cookie_header(cookies) | ({"X-CSRFToken": sent} if sent else {})
-        refused = httpx.post(url, json=body, headers=headers)
+        refused = httpx.post(api, files=files, headers=headers)
+        assert refused.status_code == 403 and "X-CSRFToken" in refused.text
+        refused = httpx.post(url, json=_upload_result_callback("x", {}), headers=headers)
         assert refused.status_code == 403 and "X-CSRFToken" in refused.text
     headers = _cookie_header(cookies) | {"X-CSRFToken": cookies["_csrf_token"]}
+    uploaded = httpx.post(api, files=files, headers=headers)
+    assert uploaded.status_code == 202, uploaded.text
+    body = _upload_result_callback("tiny.json", uploaded.json())
     accepted = httpx.post(url, json=body, headers=headers)
     assert accepted.status_code == 200, accepted.text
     assert "Uploaded tiny.json" in json.dumps(accepted.json())

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import dash
 import pytest
 
-from dashboard.app import create_dash_app
+from dashboard.app import ASSETS_DIR, create_dash_app
 
 
 @pytest.fixture(scope="module")
@@ -46,3 +46,17 @@ def test_pages_say_when_the_api_is_unreachable(app: dash.Dash) -> None:
     assert "Could not load the trace" in str(page)
     poll = next(c for c in page.children if getattr(c, "id", None) == detail.TRACE_DETAIL_POLL)
     assert poll.disabled is False  # keeps polling, the API may come back
+
+
+def test_no_trace_file_goes_through_the_page_server(app: dash.Dash) -> None:
+    """Issue 25: a file dropped on the traces page went to a server callback as base64
+    inside JSON, held whole in the page server's memory; the browser now sends it to the
+    API's streaming upload route itself (assets/upload.js)."""
+    deps = app.server.test_client().get("/_dash-dependencies").get_json()
+    takes_file = [d for d in deps if {"id": "traces-upload", "property": "contents"} in d["inputs"]]
+    assert takes_file
+    assert [d["clientside_function"] for d in takes_file] == [
+        {"namespace": "perfdash_traces", "function_name": "upload"}
+    ]
+    script = (ASSETS_DIR / "upload.js").read_text()
+    assert 'fetch("/api/v1/traces"' in script and "perfdash_traces" in script

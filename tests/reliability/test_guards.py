@@ -28,6 +28,9 @@ from backend.services.rate_limit import token_buckets
 from backend.services.tokens import create_token
 from tests.metrics.helpers import native
 from tests.reliability.conftest import free_port
+from workers.serve import build_app
+
+DASH_CALLBACKS = "/_dash-update-component"
 
 
 @pytest.mark.parametrize(
@@ -185,10 +188,14 @@ def test_the_schema_bounds_every_offset_and_limit(client: TestClient) -> None:
     assert {k: s.get("maximum") is not None for k, s in paged.items()} == dict.fromkeys(paged, True)
 
 
-def _post_upload_asgi(
-    app: Any, headers: list[tuple[bytes, bytes]], body: bytes, chunk: int = 64 * 1024
+def _post_asgi(
+    app: Any,
+    headers: list[tuple[bytes, bytes]],
+    body: bytes,
+    chunk: int = 64 * 1024,
+    path: str = "/api/v1/traces",
 ) -> tuple[int, int]:
-    """POST `body` to /api/v1/traces straight through the ASGI app, a chunk per receive();
+    """POST `body` to `path` straight through the ASGI app, a chunk per receive();
     return the status and how many body bytes the app pulled before answering."""
     pulled, status = 0, 0
     pieces = [body[i : i + chunk] for i in range(0, len(body), chunk)] or [b""]
@@ -208,7 +215,7 @@ def _post_upload_asgi(
 
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-        "scheme": "http", "path": "/api/v1/traces", "raw_path": b"/api/v1/traces",
+        "scheme": "http", "path": path, "raw_path": path.encode(),
         "query_string": b"", "root_path": "", "client": ("127.0.0.1", 5000),
         "server": ("127.0.0.1", 8000), "headers": headers,
     }  # fmt: skip
@@ -238,7 +245,7 @@ def test_an_upload_from_a_caller_who_may_not_upload_is_refused_before_its_body_i
     body, content_type = _multipart(1024 * 1024)
     for token, expected, reads_body in ((metrics_only, 403, False), (uploader, 202, True)):
         headers = [(b"content-type", content_type), (b"authorization", f"Bearer {token}".encode())]
-        status, pulled = _post_upload_asgi(client.app, headers, body)
+        status, pulled = _post_asgi(client.app, headers, body)
         assert status == expected
         assert (pulled == len(body)) if reads_body else pulled == 0
 
@@ -248,7 +255,7 @@ def test_an_upload_body_past_the_upload_limit_is_cut_off_while_streaming(
 ) -> None:
     monkeypatch.setattr(settings, "max_upload_bytes", 1024)
     body, content_type = _multipart(MULTIPART_FRAMING_BYTES + 8 * 1024 * 1024)
-    status, pulled = _post_upload_asgi(client.app, [(b"content-type", content_type)], body)
+    status, pulled = _post_asgi(client.app, [(b"content-type", content_type)], body)
     assert status == 413
     assert pulled <= MULTIPART_FRAMING_BYTES + 1024 + 64 * 1024  # one chunk past the limit
     declared = client.post(
@@ -258,3 +265,45 @@ def test_an_upload_body_past_the_upload_limit_is_cut_off_while_streaming(
     )
     assert declared.status_code == 413
     assert "(MAX_UPLOAD_BYTES)" in declared.json()["detail"]
+
+
+@pytest.fixture(scope="module")
+def served_app() -> Any:
+    """What `perfdash serve` runs: the API with the Dash pages mounted at `/`. One per
+    module: Dash hands its page callbacks to the first app built in a process only, so
+    this one may answer callbacks with errors; these tests count bytes, not answers."""
+    return build_app("127.0.0.1", free_port())
+
+
+def test_a_page_callback_body_past_the_json_limit_is_cut_off_while_streaming(
+    client: TestClient, settings: Settings, served_app: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25: a viewer's 1 GiB POST to `/_dash-update-component` grew the process by
+    3 GB, with AUTH=off (this test's mode) without signing in."""
+    monkeypatch.setattr(settings, "max_json_bytes", 64 * 1024)
+    value = "x" * (4 * 1024 * 1024)
+    body = json.dumps({"output": "a.children", "inputs": [{"id": "a", "value": value}]}).encode()
+    headers = [(b"content-type", b"application/json")]
+    declared = [*headers, (b"content-length", str(len(body)).encode())]
+    assert _post_asgi(served_app, declared, body, path=DASH_CALLBACKS) == (413, 0)
+    # Werkzeug reads a body only as far as its Content-Length: without one, Dash reads
+    # nothing; with a small one, no more than that, and under the limit it gets through.
+    assert _post_asgi(served_app, headers, body, path=DASH_CALLBACKS)[1] <= 64 * 1024
+    small = json.dumps({"output": "a.children", "inputs": []}).encode()
+    declared = [*headers, (b"content-length", str(len(small)).encode())]
+    status, pulled = _post_asgi(served_app, declared, small, path=DASH_CALLBACKS)
+    assert status != 413 and pulled == len(small)
+
+
+def test_a_page_upload_from_a_caller_who_may_not_upload_is_refused_before_its_body_is_read(
+    client: TestClient, engine: Engine, served_app: Any
+) -> None:
+    """The pages take no files (the browser sends them to the API): a multipart body
+    anywhere is an upload, refused before a byte is read from a caller who may not."""
+    with Session(engine) as session:
+        metrics_only, _ = create_token(session, "ci-metrics", ["metrics:write"])
+    body, content_type = _multipart(1024 * 1024)
+    auth = (b"authorization", f"Bearer {metrics_only}".encode())
+    for path in (DASH_CALLBACKS, "/", "/traces"):
+        headers = [(b"content-type", content_type), auth]
+        assert _post_asgi(served_app, headers, body, path=path) == (403, 0), path

@@ -58,10 +58,10 @@ def list_runs(
     offset: Offset = 0,
 ) -> MetricRunsPublic:
     """Recent runs, newest first, with their points and verdicts."""
-    items, count = metric_reads.list_runs(
+    items, count, skipped = metric_reads.list_runs(
         session, project=project, branch=branch, limit=limit, offset=offset
     )
-    return MetricRunsPublic(items=items, count=count)
+    return MetricRunsPublic(items=items, count=count, skipped=skipped)
 
 
 @router.get("/series")
