@@ -30,9 +30,12 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ingest.distribution import distribution
-from ingest.summary.shape import Step, StepSummary
+
+if TYPE_CHECKING:  # ingest.summary imports this module
+    from ingest.summary.shape import Step, StepSummary
 
 PROFILER_STEP = "ProfilerStep#N"
 _NUMBERED = re.compile(r"^(.*?\D)?(\d+)$")
