@@ -165,6 +165,10 @@ class ApiClient:
         """POST JSON to `/api/v1{path}` and return the decoded JSON."""
         return self._request("POST", path, json=json, params=params)
 
+    def put(self, path: str, json: Any = None) -> Any:
+        """PUT JSON to `/api/v1{path}` and return the decoded JSON."""
+        return self._request("PUT", path, json=json)
+
     def get_text(self, path: str, params: dict[str, Any] | None = None) -> str:
         """GET a non-JSON body (Markdown, CSV) from `/api/v1{path}`."""
         return self._send("GET", path, params=params).text

@@ -15,11 +15,16 @@ from ingest.summary import SummaryBuilder
 
 
 class TraceAnalysis:
-    """Wrap an event stream with `feed`; read `stats` and `summary(meta)` once it is drained."""
+    """Wrap an event stream with `feed`; read `stats` and `summary(meta)` once it is drained.
 
-    def __init__(self) -> None:
+    Args:
+        step_marker: the step marker the user chose for this trace; None finds one.
+    """
+
+    def __init__(self, step_marker: str | None = None) -> None:
         self.stats = TraceStats()
-        self._summary = SummaryBuilder(self.stats)  # shares the kernel columns, fed below
+        # shares the kernel columns, fed below
+        self._summary = SummaryBuilder(self.stats, step_marker=step_marker)
         self.events = 0
 
     def feed(self, items: Iterable[Event | EventBlock]) -> Iterator[Event | EventBlock]:

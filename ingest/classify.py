@@ -5,7 +5,7 @@ so a page can quote it and a test can pin it down. The summary builder calls the
 distinct name, never once per event.
 
 Public surface: `is_communication`, `fusion_pattern`, `FUSION_RULE`, `copy_kind`,
-`CopyName`, `is_host_sync`, `phase_of`, `step_number`.
+`CopyName`, `is_host_sync`, `phase_of`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ FUSION_RULE = (
 _HOST_SYNC_OPS = frozenset(
     {"aten::item", "aten::_local_scalar_dense", "aten::nonzero", "aten::is_nonzero", "aten::equal"}
 )
-_STEP = re.compile(r"ProfilerStep#(\d+)$")
 _COPY_WORDS = {
     "HtoD": "HtoD", "Host-to-Device": "HtoD", "DtoH": "DtoH", "Device-to-Host": "DtoH",
     "DtoD": "DtoD", "Device-to-Device": "DtoD", "PtoP": "PtoP", "Peer-to-Peer": "PtoP",
@@ -146,13 +145,3 @@ def phase_of(kind: EventKind, name: str) -> str | None:
     if "backward" in lowered:
         return "backward"
     return "forward" if "forward" in lowered else None
-
-
-def step_number(name: str) -> int | None:
-    """N of a ``ProfilerStep#N`` range, else None.
-
-    >>> step_number("ProfilerStep#12"), step_number("ProfilerStep"), step_number("step#1")
-    (12, None, None)
-    """
-    match = _STEP.match(name)
-    return int(match.group(1)) if match else None

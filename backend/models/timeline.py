@@ -173,9 +173,26 @@ class StepWindow(SQLModel):
     end_ns: int
 
 
+class StepMarkerOption(SQLModel):
+    marker: str  # an annotation family, e.g. "train_step_N" (ingest.steps.marker_of)
+    count: int
+    top_level: bool  # no range of it lies inside another annotation range of its thread
+
+
 class StepsPublic(SQLModel):
     trace_id: str
     items: list[StepWindow]
+    marker: str | None = None  # the marker these steps come from; None: no steps found
+    marker_source: str | None = None  # "ProfilerStep", "auto", "user" or None
+    chosen: str | None = None  # the marker a user chose for this trace (kept), if any
+    options: list[StepMarkerOption] = []  # annotation families a user may choose
+
+
+class StepMarkerChoice(SQLModel):
+    marker: str | None = Field(
+        default=None, min_length=1, max_length=512,
+        description="An annotation name or family (train_step_N, train_step); null: automatic.",
+    )  # fmt: skip
 
 
 class NameMatch(SQLModel):

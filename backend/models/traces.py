@@ -55,6 +55,8 @@ class Trace(TraceBase, table=True):
     duration_ns: int | None = Field(default=None, sa_column=Column(BigInteger))
     summary: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     progress: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    # The step marker a user chose (ingest.steps); None: found by the rule. Kept across re-ingest.
+    step_marker: str | None = Field(default=None, max_length=512)
     # Claims by a worker; a trace whose workers keep dying is failed after a few (issue 10).
     ingest_attempts: int = Field(default=0, sa_column=Column(Integer, nullable=False, default=0))
     ingest_claimed_until: datetime | None = Field(
@@ -82,6 +84,7 @@ class TracePublic(TraceBase):
     warnings: list[str]
     duration_ns: int | None
     progress: dict[str, Any] | None = None
+    step_marker: str | None = None
     created_at: datetime
     updated_at: datetime
 

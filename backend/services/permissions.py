@@ -7,7 +7,7 @@ existed (reading, trace upload and delete, benchmark specs and runs) stay anonym
 the rest always need a token.
 
 Public surface: `Permission`, `authorize`, and the permissions `READ`, `UPLOAD_TRACE`,
-`DELETE_TRACE`, `RUN_BENCHMARK`, `CHANGE_BENCHMARK`, `CHANGE_RUNNER_CODE`,
+`DELETE_TRACE`, `CHANGE_TRACE`, `RUN_BENCHMARK`, `CHANGE_BENCHMARK`, `CHANGE_RUNNER_CODE`,
 `PUSH_METRICS`, `CHANGE_SLAS`, `CHANGE_WEBHOOKS`.
 """
 
@@ -29,6 +29,7 @@ class Permission:
 READ = Permission("read", None, Role.VIEWER, True)
 UPLOAD_TRACE = Permission("upload a trace", "traces:write", Role.UPLOADER, True)
 DELETE_TRACE = Permission("delete a trace", "traces:write", Role.ADMIN, True)
+CHANGE_TRACE = Permission("choose a trace's step marker", "traces:write", Role.UPLOADER, True)
 RUN_BENCHMARK = Permission("request a benchmark run", "bench:run", Role.UPLOADER, True)
 CHANGE_BENCHMARK = Permission("change a benchmark spec", "benchmarks:write", Role.ADMIN, True)
 # Callable and command specs and install hooks run what they name on the GPU runners.

@@ -1,13 +1,12 @@
-"""Timeline look-ups around single events: detail with CPU launch, steps, search, gaps.
+"""Timeline look-ups around single events: detail with CPU launch, search, gaps.
 
 The CPU launch of a GPU event follows its correlation id to the runtime call, looking
 back from the event's start in windows growing 16x (launch queues are usually well under
 a millisecond deep), then takes the innermost CPU op on that thread around the call.
 
-Public surface: `get_event_detail`, `list_steps`, `search`, `list_gaps`.
+Public surface: `get_event_detail`, `search`, `list_gaps`. (Steps: `trace_steps`.)
 """
 
-import re
 from typing import Any
 
 from sqlalchemy import select
@@ -25,8 +24,6 @@ from backend.models.timeline import (
     KernelStatsRow,
     NameMatch,
     SearchResult,
-    StepsPublic,
-    StepWindow,
     TimelineGap,
     TimelineName,
     TimelineSpan,
@@ -43,7 +40,6 @@ _EVENTS = table_of(TraceEvent)
 _E = _EVENTS.c
 _S = table_of(TimelineSpan).c
 _LOOKBACKS = (1_000_000, 16_000_000, 256_000_000, 4_096_000_000)
-_STEP = re.compile(r"ProfilerStep#(\d+)")
 _SEARCH_NAMES = 20
 
 
@@ -133,21 +129,6 @@ def _kernel_stats(session: Session, trace_id: str, name: str) -> KernelStatsRow 
         )
     ).first()
     return None if row is None else KernelStatsRow.model_validate(row, from_attributes=True)
-
-
-def list_steps(*, session: Session, trace_id: str) -> StepsPublic:
-    """`ProfilerStep#N` windows, in step order (CPU annotations; annotations are few)."""
-    ready_trace(session, trace_id)
-    query = select(_E.name, _E.start_ns, _E.dur_ns).where(
-        _E.trace_id == trace_id, _E.kind == "annotation", _E.name.like("ProfilerStep#%")
-    )
-    steps: dict[int, StepWindow] = {}
-    for name, start, dur in session.connection().execute(query):
-        match = _STEP.fullmatch(name)
-        if match and int(match[1]) not in steps:
-            n = int(match[1])
-            steps[n] = StepWindow(step=n, name=name, start_ns=start, end_ns=start + dur)
-    return StepsPublic(trace_id=trace_id, items=[steps[n] for n in sorted(steps)])
 
 
 def search(

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, or_, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col
 
@@ -100,7 +100,10 @@ def _load(
     def on_batch(events: int) -> None:
         progress.update(bytes_done=report.bytes_done, bytes_total=report.bytes_total, events=events)
 
-    analysis, timeline = TraceAnalysis(), TimelineCollector()
+    # A step marker the user chose (trace_steps) outlives a re-ingest.
+    chosen = select(col(Trace.step_marker)).where(col(Trace.id) == trace_id)
+    marker = conn.execute(chosen).scalar()
+    analysis, timeline = TraceAnalysis(step_marker=marker), TimelineCollector()
     events = analysis.feed(parsed.items)
     insert_events(conn, trace_id, events, on_batch=on_batch, sink=timeline.add)
     stats = analysis.stats

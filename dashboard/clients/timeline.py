@@ -1,7 +1,7 @@
-"""Timeline API calls and their response shapes, built on `ApiClient.get`.
+"""Timeline API calls and their response shapes, built on `ApiClient.get` (and `put`).
 
-Public surface: `get_window`, `get_overview`, `get_steps`, `search`, `get_gaps`,
-`get_event`, `export_path`, and the TypedDicts they return.
+Public surface: `get_window`, `get_overview`, `get_steps`, `set_step_marker`, `search`,
+`get_gaps`, `get_event`, `export_path`, and the TypedDicts they return.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ __all__ = [
     "Overview",
     "SearchResult",
     "Step",
+    "StepMarkerOption",
+    "Steps",
     "TimelineItem",
     "TimelineWindow",
     "export_path",
@@ -27,6 +29,7 @@ __all__ = [
     "get_steps",
     "get_window",
     "search",
+    "set_step_marker",
 ]
 
 
@@ -86,6 +89,21 @@ class Step(TypedDict):
     name: str
     start_ns: int
     end_ns: int
+
+
+class StepMarkerOption(TypedDict):
+    marker: str
+    count: int
+    top_level: bool
+
+
+class Steps(TypedDict):
+    trace_id: str
+    items: list[Step]
+    marker: str | None
+    marker_source: str | None
+    chosen: str | None
+    options: list[StepMarkerOption]
 
 
 class NameMatch(TypedDict):
@@ -188,9 +206,14 @@ def get_overview(client: ApiClient, trace_id: str, bins: int = 400) -> Overview:
     return cast(Overview, client.get(path, params={"bins": bins}))
 
 
-def get_steps(client: ApiClient, trace_id: str) -> list[Step]:
-    """ProfilerStep windows in step order."""
-    return cast(list[Step], client.get(f"{_base(trace_id)}/timeline/steps")["items"])
+def get_steps(client: ApiClient, trace_id: str) -> Steps:
+    """Step windows in step order, the marker they come from and the markers to choose from."""
+    return cast(Steps, client.get(f"{_base(trace_id)}/timeline/steps"))
+
+
+def set_step_marker(client: ApiClient, trace_id: str, marker: str | None) -> Steps:
+    """Keep `marker` as the trace's step marker (None: automatic); its steps come back."""
+    return cast(Steps, client.put(f"{_base(trace_id)}/step-marker", json={"marker": marker}))
 
 
 def search(

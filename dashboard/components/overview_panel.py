@@ -18,6 +18,7 @@ from dash.development.base_component import Component
 from dashboard.api_client import KernelStats, Trace
 from dashboard.components.kernel_table import kernel_table
 from dashboard.components.status_badge import notice
+from dashboard.components.step_marker import marker_note
 from dashboard.components.trace_views import findings_list, kpi, kpi_grid, phase_memory_table
 from dashboard.figures import kernel_top_figure
 from dashboard.figures.overview import time_split_figure
@@ -80,17 +81,25 @@ def _peak_memory(summary: JSON) -> str:
     return format_bytes(max(values)) if values else "—"
 
 
+def _step_tile(s: JSON) -> html.Div:
+    found = s.get("steps")
+    steps: JSON = found if isinstance(found, dict) else {}
+    count = len(steps.get("steps") or [])
+    note = marker_note(steps.get("marker"), steps.get("marker_source"), count)
+    hint = (
+        "CPU ranges of the step marker (nearest-rank percentiles): ProfilerStep#N, else a "
+        "repeated top-level record_function or NVTX range, or the marker chosen on the Timeline"
+    )
+    return kpi("Step time p50 / p95", _pair(steps.get("cpu")), hint, note or None)
+
+
 def _tiles(trace: Trace, s: JSON) -> list[html.Div]:
     time = _get(s, "gpu", "time") or {}
     fusion = s.get("fusion") or {}
     return [
         kpi("Format", trace["format"] or "—"),
         kpi("Duration", format_duration_ns(trace["duration_ns"])),
-        kpi(
-            "Step time p50 / p95",
-            _pair(_get(s, "steps", "cpu")),
-            "ProfilerStep#N ranges on the CPU (nearest-rank percentiles)",
-        ),
+        _step_tile(s),
         kpi(
             "GPU utilization",
             format_pct(time.get("busy_pct")),

@@ -47,13 +47,13 @@ def tab_bar(trace_id: str, active: str, id_prefix: str) -> html.Nav:
     return html.Nav(links, className="tab-bar", role="tablist")
 
 
-def kpi(label: str, value: str, hint: str | None = None) -> html.Div:
-    """One number with its label; `hint` is the tooltip saying how it was computed."""
-    return html.Div(
-        [html.Div(label, className="kpi-label"), html.Div(value, className="kpi-value")],
-        className="kpi",
-        title=hint or "",
-    )
+def kpi(label: str, value: str, hint: str | None = None, note: str | None = None) -> html.Div:
+    """One number with its label; `hint` is the tooltip saying how it was computed, `note`
+    a line shown under the number (where it must be read, not hovered)."""
+    parts = [html.Div(label, className="kpi-label"), html.Div(value, className="kpi-value")]
+    if note:
+        parts.append(html.Div(note, className="kpi-note"))
+    return html.Div(parts, className="kpi", title=hint or "")
 
 
 def kpi_grid(tiles: Sequence[html.Div], element_id: str) -> html.Div:

@@ -17,6 +17,7 @@ from dash.development.base_component import Component
 from dashboard.api_client import ApiClient, ApiError, current_client
 from dashboard.clients import timeline as api
 from dashboard.components import notice
+from dashboard.components.step_marker import AUTOMATIC, marker_note, marker_options
 from dashboard.components.timeline_panels import (
     GAP_BUTTON,
     LANE_GROUPS,
@@ -48,6 +49,8 @@ TIMELINE_MATCH_DATA = "timeline-match-data"
 TIMELINE_GRAPH = "timeline-graph"
 TIMELINE_OVERVIEW = "timeline-overview"
 TIMELINE_STEP = "timeline-step"
+TIMELINE_MARKER = "timeline-marker"
+TIMELINE_MARKER_NOTE = "timeline-marker-note"
 TIMELINE_SEARCH = "timeline-search"
 TIMELINE_SEARCH_RESULTS = "timeline-search-results"
 TIMELINE_RESET = "timeline-reset"
@@ -79,11 +82,25 @@ def _int(value: str | None) -> int | None:
         return None
 
 
-def _controls(trace_id: str, steps: list[api.Step]) -> html.Div:
+def _step_picker(steps: api.Steps) -> list[Component]:
+    """Jump to step, and the step marker: which one is used (or that none was found)."""
+    note = marker_note(steps["marker"], steps["marker_source"], len(steps["items"]))
+    return [
+        dcc.Dropdown(id=TIMELINE_STEP, options=step_options(steps["items"]),
+                     placeholder="Jump to step…" if steps["items"] else "No steps to jump to",
+                     clearable=True, className="timeline-step"),
+        html.Label("Step marker", htmlFor=TIMELINE_MARKER, className="muted small"),
+        dcc.Dropdown(id=TIMELINE_MARKER, options=marker_options(steps["options"]),
+                     value=steps["chosen"] or AUTOMATIC, clearable=False,
+                     className="timeline-marker", placeholder="Step marker…"),
+        html.Div(note, id=TIMELINE_MARKER_NOTE, className="muted small timeline-marker-note"),
+    ]  # fmt: skip
+
+
+def _controls(trace_id: str, steps: api.Steps) -> html.Div:
     return html.Div(
         [
-            dcc.Dropdown(id=TIMELINE_STEP, options=step_options(steps), placeholder="Jump to step…",
-                         clearable=True, className="timeline-step"),
+            *_step_picker(steps),
             dcc.Input(id=TIMELINE_SEARCH, type="search", placeholder="Search names…",
                       debounce=True, className="timeline-search"),
             html.Button("Reset zoom", id=TIMELINE_RESET, className="button"),
@@ -108,7 +125,7 @@ def _components(
     trace_id: str,
     window: api.TimelineWindow,
     overview: api.Overview,
-    steps: list[api.Step],
+    steps: api.Steps,
     gaps: api.Gaps,
 ) -> list[Component]:
     span = (window["start_ns"], window["end_ns"])
@@ -116,7 +133,7 @@ def _components(
     return [
         dcc.Store(id=TIMELINE_WINDOW, data={"start_ns": span[0], "end_ns": span[1]}),
         dcc.Store(id=TIMELINE_RANGE, data=full),
-        dcc.Store(id=TIMELINE_STEPS, data=steps),
+        dcc.Store(id=TIMELINE_STEPS, data=steps["items"]),
         dcc.Store(id=TIMELINE_GAP_DATA, data=gaps["items"]),
         dcc.Store(id=TIMELINE_MATCH_DATA, data=[]),
         dcc.Store(id=TIMELINE_LANES, data=window["lanes"]),
@@ -149,7 +166,9 @@ def _empty_view() -> list[Component]:
     }  # fmt: skip
     overview: api.Overview = {"trace_start_ns": 0, "trace_end_ns": 1, "devices": 0, "bins": []}
     gaps: api.Gaps = {"min_ns": 0, "count": 0, "rule": "", "items": []}
-    return _components("", window, overview, [], gaps)
+    steps: api.Steps = {"trace_id": "", "items": [], "marker": None, "marker_source": None,
+                        "chosen": None, "options": []}  # fmt: skip
+    return _components("", window, overview, steps, gaps)
 
 
 def layout(
@@ -244,6 +263,25 @@ def update(*args: Any) -> tuple[Any, ...]:
     shade["layout"]["shapes"] = window_shapes(full["start_ns"], full["end_ns"], window)
     figure = timeline_figure(data, args[7] or "")
     return {"start_ns": window[0], "end_ns": window[1]}, figure, shade, _status(data)
+
+
+@callback(
+    Output(TIMELINE_STEPS, "data"),
+    Output(TIMELINE_STEP, "options"),
+    Output(TIMELINE_STEP, "value"),
+    Output(TIMELINE_MARKER_NOTE, "children"),
+    Input(TIMELINE_MARKER, "value"),
+    State(TIMELINE_ID, "data"),
+    prevent_initial_call=True,
+)
+def choose_marker(marker: str | None, trace_id: str) -> tuple[Any, ...]:
+    """A step marker picked for this trace is kept (the API re-derives its step times)."""
+    try:
+        steps = api.set_step_marker(current_client(), trace_id, marker or None)
+    except ApiError as e:
+        return dash.no_update, dash.no_update, None, notice(f"Not kept: {e.detail}", "error")
+    note = marker_note(steps["marker"], steps["marker_source"], len(steps["items"]))
+    return steps["items"], step_options(steps["items"]), None, note
 
 
 @callback(

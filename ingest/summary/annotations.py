@@ -1,109 +1,69 @@
-"""Step and phase ranges from annotations: `ProfilerStep#N` and forward/backward/optimizer.
+"""Step and phase ranges from annotations.
 
-Steps come from the CPU `ProfilerStep#N` user annotation. A step's GPU time runs from the
-first start to the last end of the GPU work it launched (kernels, copies and memsets whose
-runtime call began inside the CPU step) and of its `gpu_user_annotation` mirrors. The
-mirrors alone are not enough: Kineto projects an annotation onto the GPU only over the work
-launched directly under it, so nested annotations leave the step's mirror a few µs long.
-Phases follow the naming rule in `ingest.classify.phase_of`.
+Every CPU annotation range is kept (annotations are few) so that `ingest.steps.find_steps`,
+the one rule for what a step is, can choose the step marker once the trace is read:
+`ProfilerStep#N`, else a repeated top-level range (`record_function` or NVTX), or the marker
+the user chose for the trace. A step's GPU time runs from the first start to the last end of
+the GPU work it launched (kernels, copies and memsets whose runtime call began inside the
+CPU step) and of its `gpu_user_annotation` mirrors. The mirrors alone are not enough: Kineto
+projects an annotation onto the GPU only over the work launched directly under it, so nested
+annotations leave the step's mirror a few µs long. Phases follow the naming rule in
+`ingest.classify.phase_of`.
 
 Public surface: `AnnotationTrack`, `merge`.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterable
 
-from ingest.classify import phase_of, step_number
-from ingest.distribution import distribution
+from ingest.classify import phase_of
 from ingest.events import Event, EventKind
-from ingest.summary.shape import Step, StepSummary
+from ingest.steps import Launch, Range, find_steps, summarize
+from ingest.summary.shape import StepSummary
 
 Intervals = list[tuple[int, int]]
 
 
 class AnnotationTrack:
-    """Feed user annotations (`add`) and their GPU mirrors (`add_gpu`)."""
+    """Feed user annotations (`add`) and their GPU mirrors (`add_gpu`).
 
-    def __init__(self) -> None:
-        self._names: dict[str, tuple[int | None, str | None]] = {}
-        self._cpu: dict[tuple[int | None, int], tuple[int, int]] = {}
-        self._gpu: dict[tuple[int | None, int], list[int]] = {}
+    Args:
+        step_marker: the step marker the user chose for this trace, if any.
+    """
+
+    def __init__(self, step_marker: str | None = None) -> None:
+        self._step_marker = step_marker
+        self._phase_of: dict[str, str | None] = {}
+        self._ranges: list[Range] = []
+        self._mirrors: list[Range] = []
         self.phases: dict[tuple[int | None, str], Intervals] = {}
 
-    def _classify(self, name: str) -> tuple[int | None, str | None]:
-        known = self._names.get(name)
-        if known is None:
-            known = self._names[name] = (step_number(name), phase_of(EventKind.ANNOTATION, name))
-        return known
-
     def add(self, event: Event) -> None:
-        """Keep a CPU annotation that is a step or a phase."""
-        step, phase = self._classify(event.name)
-        if step is not None:
-            self._cpu[(event.rank, step)] = (event.start_ns, event.dur_ns)
+        """Keep a CPU annotation: a step candidate, and a phase when it names one."""
+        name = event.name
+        self._ranges.append(
+            Range(name, event.start_ns, event.dur_ns, event.rank, event.pid, event.tid)
+        )
+        phase = self._phase_of.get(name, "")
+        if phase == "":
+            phase = self._phase_of[name] = phase_of(EventKind.ANNOTATION, name)
         if phase is not None:
             ranges = self.phases.setdefault((event.rank, phase), [])
             ranges.append((event.start_ns, event.start_ns + event.dur_ns))
 
     def add_gpu(self, event: Event) -> None:
-        """Widen the GPU extent of a step by one of its mirrors."""
-        step = self._classify(event.name)[0]
-        if step is None:
-            return
-        self._extend(event.rank, step, event.start_ns, event.start_ns + event.dur_ns)
+        """Keep a GPU mirror; those of the step marker widen their step's GPU extent."""
+        self._mirrors.append(Range(event.name, event.start_ns, event.dur_ns, event.rank))
 
-    def widen(self, launched: Iterable[tuple[int | None, int, int, int]]) -> None:
-        """Widen each step's GPU extent by the GPU work launched inside it.
+    def steps(self, launched: Iterable[Launch]) -> StepSummary:
+        """Every step with its CPU and GPU durations, their distributions and the marker.
 
         Args:
             launched: (rank, runtime call start, GPU start, GPU end) of each launch.
         """
-        if not self._cpu:
-            return
-        starts: dict[int | None, tuple[list[int], list[int]]] = {}
-        for rank, n in sorted(self._cpu, key=lambda k: self._cpu[k][0]):
-            pair = starts.setdefault(rank, ([], []))
-            pair[0].append(self._cpu[(rank, n)][0])
-            pair[1].append(n)
-        for rank, cpu_t, gpu_start, gpu_end in launched:
-            found = starts.get(rank)
-            i = bisect_right(found[0], cpu_t) - 1 if found else -1
-            if found is None or i < 0:
-                continue
-            step = found[1][i]
-            start, dur = self._cpu[(rank, step)]
-            if cpu_t < start + dur:
-                self._extend(rank, step, gpu_start, gpu_end)
-
-    def _extend(self, rank: int | None, step: int, start: int, end: int) -> None:
-        extent = self._gpu.get((rank, step))
-        if extent is None:
-            self._gpu[(rank, step)] = [start, end]
-        else:
-            extent[0] = min(extent[0], start)
-            extent[1] = max(extent[1], end)
-
-    def steps(self) -> StepSummary:
-        """Every step with its CPU and GPU durations, and their distributions."""
-        steps: list[Step] = []
-        for (rank, n), (start, dur) in sorted(self._cpu.items(), key=_by_rank_step):
-            extent = self._gpu.get((rank, n))
-            gpu = extent[1] - extent[0] if extent else None
-            steps.append({"step": n, "rank": rank, "start_ns": start, "cpu_ns": dur, "gpu_ns": gpu})
-        cpu = [s["cpu_ns"] for s in steps]
-        gpu_ns = [s["gpu_ns"] for s in steps if s["gpu_ns"] is not None]
-        return {
-            "steps": steps,
-            "cpu": distribution(cpu) if cpu else None,
-            "gpu": distribution(gpu_ns) if gpu_ns else None,
-        }
-
-
-def _by_rank_step(item: tuple[tuple[int | None, int], object]) -> tuple[int, int]:
-    rank, step = item[0]
-    return (-1 if rank is None else rank, step)
+        marking = find_steps(self._ranges, self._step_marker)
+        return summarize(marking, launched, self._mirrors)
 
 
 def merge(ranges: Intervals) -> Intervals:

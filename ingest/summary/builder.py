@@ -53,15 +53,17 @@ class SummaryBuilder:
         stats: a `TraceStats` the caller feeds itself, each event before this builder
             sees it (so the two share one set of kernel columns); by default the builder
             owns one and feeds it from `add`.
+        step_marker: the step marker the user chose for this trace (`ingest.steps`); None
+            finds one.
     """
 
-    def __init__(self, stats: TraceStats | None = None) -> None:
+    def __init__(self, stats: TraceStats | None = None, step_marker: str | None = None) -> None:
         self._owns_stats = stats is None
         self.stats = TraceStats() if stats is None else stats
         self._cpu = CpuRanges()
         self._copies = CopyTrack()
         self._memory = MemoryTrack()
-        self._annotations = AnnotationTrack()
+        self._annotations = AnnotationTrack(step_marker)
         self._comm = CommTrack()
         self._kernel_op: list[int] | None = None
 
@@ -104,13 +106,12 @@ class SummaryBuilder:
         parents, context = self._cpu.sweep(questions)
         runtime = self._runtime_index()
         launch = self._launch(parents, runtime)
-        self._annotations.widen(self._launched(runtime))
         summary: Summary = {
             "version": SUMMARY_VERSION,
             "events": sum(self.stats.counts.values()),
             "gpu": self._gpu(devices),
             "devices": devices,
-            "steps": self._annotations.steps(),
+            "steps": self._annotations.steps(self._launched(runtime)),
             "launch": launch,
             "transfers": self._copies.transfers(),
             "memory": self._memory.devices(),

@@ -76,13 +76,13 @@ class GpuSummary(TypedDict):
 
 
 class Step(TypedDict):
-    """One `ProfilerStep#N` annotation and, when present, its GPU mirror."""
+    """One step: a CPU annotation range of the step marker (see `ingest.steps`)."""
 
-    step: int  # N
+    step: int  # N of `ProfilerStep#N` / `train_step_N`; 0, 1, ... for a repeated name
     rank: int | None
     start_ns: int  # CPU annotation start
     cpu_ns: int  # CPU annotation duration
-    gpu_ns: int | None  # GPU mirror: first mirror start to last mirror end; None if absent
+    gpu_ns: int | None  # GPU work launched inside it and its mirrors; None if none
 
 
 class StepSummary(TypedDict):
@@ -91,6 +91,8 @@ class StepSummary(TypedDict):
     steps: list[Step]  # by rank, then step number
     cpu: Distribution | None
     gpu: Distribution | None
+    marker: str | None  # the step marker used, e.g. "ProfilerStep#N"; None: no steps found
+    marker_source: str | None  # "ProfilerStep", "auto", "user" or None (ingest.steps)
 
 
 class LaunchSummary(TypedDict):

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Make the Nsight Systems and Nsight Compute fixtures on the GPU machine (../shared/GPU.md).
 #
-#   bash tests/data/make_gpu_fixtures.sh OUTDIR [train_step] [copies] [ncu] [nccl]
+#   bash tests/data/make_gpu_fixtures.sh OUTDIR [train_step] [copies] [ncu] [nccl] [nvtx_steps]
 #
-# With no names it makes train_step, copies and ncu (one GPU); nccl needs two GPUs.
+# With no names it makes train_step, copies and ncu (one GPU); nccl needs two GPUs;
+# nvtx_steps (one GPU) also writes nsys/nvtx_steps.steps.json, the step times it measured.
 # Needs Debian's libdw1/libelf1 unpacked under .libs/x (GPU.md step 1) for nsys's importer.
 # Writes OUTDIR/fixtures.tar.gz (nsys/ and ncu/ folders, ready to unpack into tests/data/) and
 # OUTDIR/log.txt (tool versions, GPU, file magic). The nsys exports have TARGET_INFO_SYSTEM_ENV,
@@ -64,6 +65,8 @@ nsys_fixture() {  # $1 = name, $2 = extra nsys profile options, rest = python3 a
 want() { [[ $WANT == *" $1 "* ]]; }
 want train_step && nsys_fixture train_step --cuda-graph-trace=node "$HERE/make_nsys_train_step.py"
 want copies && nsys_fixture copies "" "$HERE/make_nsys_copies.py"
+want nvtx_steps && nsys_fixture nvtx_steps "" "$HERE/make_nsys_nvtx_steps.py" \
+  "$WORK/nsys/nvtx_steps.steps.json"
 want nccl && nsys_fixture nccl_2gpu "" -m torch.distributed.run --nproc_per_node 2 \
   "$HERE/make_nsys_nccl.py"
 

@@ -213,7 +213,7 @@ def test_migration_0013_matches_the_model_and_downgrades(
         diff = compare_metadata(context, SQLModel.metadata)
     assert [d for d in diff if "baseline_acceptances" in str(d)] == []
     config = alembic_config(settings.resolved_database_url)
-    command.downgrade(config, "0009")
+    command.downgrade(config, "0012")
     engine.dispose()
     assert "baseline_acceptances" not in inspect(engine).get_table_names()
     command.upgrade(config, "head")

@@ -2,22 +2,26 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import StreamingResponse
 
+from backend.api.access import require
 from backend.api.deps import SessionDep
 from backend.models.timeline import (
     EventDetail,
     GapsPublic,
     SearchResult,
+    StepMarkerChoice,
     StepsPublic,
     TimelineOverview,
     TimelineWindow,
 )
 from backend.services import timeline as service
 from backend.services import timeline_events as events_service
+from backend.services import trace_steps as steps_service
 from backend.services.chrome_export import export_chrome_trace
 from backend.services.errors import InvalidInputError
+from backend.services.permissions import CHANGE_TRACE
 
 router = APIRouter(prefix="/traces", tags=["timeline"])
 
@@ -56,9 +60,22 @@ def get_timeline_overview(
 
 
 @router.get("/{trace_id}/timeline/steps")
-def get_timeline_steps(trace_id: str, session: SessionDep) -> StepsPublic:
-    """The ProfilerStep#N windows, for jumping to a step."""
-    return events_service.list_steps(session=session, trace_id=trace_id)
+def get_timeline_steps(
+    trace_id: str,
+    session: SessionDep,
+    step_marker: Annotated[
+        str | None,
+        Query(min_length=1, max_length=512, description="Try this step marker (not kept)."),
+    ] = None,
+) -> StepsPublic:
+    """The step windows, for jumping to a step, and the marker they come from."""
+    return steps_service.list_steps(session=session, trace_id=trace_id, marker=step_marker)
+
+
+@router.put("/{trace_id}/step-marker", dependencies=[Depends(require(CHANGE_TRACE))])
+def put_step_marker(trace_id: str, choice: StepMarkerChoice, session: SessionDep) -> StepsPublic:
+    """Keep a step marker for the trace (null: automatic) and re-derive its step times."""
+    return steps_service.set_step_marker(session=session, trace_id=trace_id, marker=choice.marker)
 
 
 @router.get("/{trace_id}/timeline/search")

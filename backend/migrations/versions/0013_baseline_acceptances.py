@@ -1,7 +1,7 @@
 """baseline acceptances: who accepted an SLA's new baseline, when and why (issue 20)
 
 Revision ID: 0013
-Revises: 0009
+Revises: 0012
 Create Date: 2026-12-01
 """
 from collections.abc import Sequence
@@ -12,7 +12,7 @@ from alembic import op
 
 
 revision: str = '0013'
-down_revision: str | None = '0009'
+down_revision: str | None = '0012'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
