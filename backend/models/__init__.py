@@ -11,6 +11,7 @@ from backend.models.kernel_stats import (
     KernelStatsPublic,
 )
 from backend.models.metrics import MetricPoint, MetricRun
+from backend.models.outbox import OutboxMessage
 from backend.models.slas import Sla, SlaEvaluation
 from backend.models.traces import (
     Trace,
@@ -34,6 +35,7 @@ __all__ = [
     "LoginSession",
     "MetricPoint",
     "MetricRun",
+    "OutboxMessage",
     "Runner",
     "Sla",
     "SlaEvaluation",
