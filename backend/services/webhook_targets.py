@@ -95,7 +95,10 @@ def resolve_target(url: str, *, allow_private: bool) -> Target:
         OSError: the host does not resolve (`socket.gaierror`): maybe a passing DNS fault.
     """
     scheme, host, port, path = _split(url)
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except UnicodeError as e:  # IDNA: an empty or over-long label
+        raise TargetRefused(f"webhook url {url!r}: the host name is not valid: {e}") from e
     addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
     for address in addresses:
         why = refusal(address, allow_private=allow_private)

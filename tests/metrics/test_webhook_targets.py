@@ -4,6 +4,7 @@ and the queue deliveries run on. Addresses are only classified here, never conne
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import pytest
@@ -78,6 +79,36 @@ def test_registering_a_non_public_target_is_refused_by_default(
     _allow_private(monkeypatch, "true")
     made = client.post("/api/v1/webhooks", json={"name": "h", "url": url}, headers=admin)
     assert made.status_code == (422 if "169.254" in url else 201), made.text
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("ftp://example.test/hook", "http:// or https://"),
+        ("http:///hook", "with a host"),
+        ("http://[::1/hook", "malformed"),
+        ("http://h.test:99999/", "malformed"),
+        ("http://a..b/hook", "host name is not valid"),
+        ("http://" + "a" * 70 + ".invalid/", "host name is not valid"),  # IDNA, no lookup
+        ("http://no-such-host.test/hook", "does not resolve"),
+        ("http://2130706433/hook", "resolves to 127.0.0.1"),
+        ("http://0x7f.1/hook", "resolves to 127.0.0.1"),
+    ],
+)
+def test_bad_webhook_urls_get_a_located_422(
+    client: TestClient, engine: Engine, monkeypatch: pytest.MonkeyPatch, url: str, says: str
+) -> None:
+    real = socket.getaddrinfo
+
+    def no_dns(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(host, str) and host.endswith(".test"):  # never asks a DNS server
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    admin = _token(engine, "webhooks:write")
+    refused = client.post("/api/v1/webhooks", json={"name": "h", "url": url}, headers=admin)
+    assert refused.status_code == 422 and says in refused.json()["detail"], refused.text
 
 
 def test_webhook_urls_and_the_delivery_log_are_for_webhook_admins_only(
