@@ -35,8 +35,9 @@ DOCKERIGNORE = ROOT / ".dockerignore"
 PYPROJECT = ROOT / "pyproject.toml"
 
 ENV_PREFIX = "PERFDASH_"
-APP_SERVICES = ("api", "worker-ingest", "worker-gpu")
-WORKER_QUEUES = {"worker-ingest": "ingest", "worker-gpu": "gpu"}
+APP_SERVICES = ("api", "worker-ingest", "worker-webhooks", "worker-gpu")
+# Webhook deliveries have workers of their own: a slow receiver never holds an ingest worker.
+WORKER_QUEUES = {"worker-ingest": "ingest", "worker-webhooks": "webhooks", "worker-gpu": "gpu"}
 ALL_SERVICES = ("postgres", "redis", *APP_SERVICES)
 # The settings every app container needs to find the shared servers and blob store.
 REQUIRED_ENV = (

@@ -11,7 +11,7 @@ import logging
 import subprocess
 import sys
 
-from backend.core.task_names import INGEST_QUEUE
+from backend.core.task_names import CPU_QUEUES
 from workers import cli_auth, cli_bench, cli_ingest, cli_metrics
 
 log = logging.getLogger("perfdash")
@@ -40,7 +40,9 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(handler=_serve)
 
     worker = sub.add_parser("worker", help="run a Celery worker")
-    worker.add_argument("--queues", default=INGEST_QUEUE, help="comma-separated, e.g. ingest,gpu")
+    worker.add_argument(
+        "--queues", default=",".join(CPU_QUEUES), help="comma-separated, e.g. ingest,webhooks,gpu"
+    )
     worker.add_argument("--concurrency", type=int, default=None)
     worker.set_defaults(handler=_worker)
 
@@ -92,7 +94,7 @@ def _spawn_worker() -> subprocess.Popen[bytes]:
         "workers.cli",
         "worker",
         "--queues",
-        INGEST_QUEUE,
+        ",".join(CPU_QUEUES),  # ingest and webhook deliveries
         "--concurrency",
         "1",
     ]

@@ -21,7 +21,7 @@ from celery.signals import worker_ready, worker_shutdown
 from sqlmodel import Session
 
 from backend.core.db import get_engine
-from backend.core.task_names import INGEST_QUEUE
+from backend.core.task_names import CPU_QUEUES
 from backend.services.runners import HEARTBEAT_EVERY, heartbeat, mark_offline, register_runner
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ def _beat(name: str) -> None:
 def on_worker_ready(sender: Any, **_: Any) -> None:
     """Register the runner (benchmark queues only) and start its heartbeat."""
     queues = sorted(sender.app.amqp.queues.consume_from or {})
-    if not set(queues) - {INGEST_QUEUE}:
+    if not set(queues) - set(CPU_QUEUES):
         return
     name = str(getattr(sender, "hostname", "") or socket.gethostname())
     caps = probe_capabilities()

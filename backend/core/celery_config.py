@@ -3,7 +3,7 @@
 from typing import Any
 
 from backend.core.config import Settings
-from backend.core.task_names import INGEST_QUEUE, INGEST_TRACE
+from backend.core.task_names import DELIVER_WEBHOOK, INGEST_QUEUE, INGEST_TRACE, WEBHOOKS_QUEUE
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
@@ -18,7 +18,10 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "worker_prefetch_multiplier": 1,
         "task_ignore_result": True,
         "task_default_queue": INGEST_QUEUE,
-        "task_routes": {INGEST_TRACE: {"queue": INGEST_QUEUE}},
+        "task_routes": {
+            INGEST_TRACE: {"queue": INGEST_QUEUE},
+            DELIVER_WEBHOOK: {"queue": WEBHOOKS_QUEUE},
+        },
         "task_create_missing_queues": True,
         "broker_connection_retry_on_startup": True,
         "worker_hijack_root_logger": False,

@@ -149,6 +149,25 @@ class Settings(BaseSettings):
     token_rate_burst: int = Field(
         default=500, gt=0, description="Requests an idle API token may send at once."
     )
+    outbox_resend_after_s: int = Field(
+        default=30,
+        gt=0,
+        description="An outbox message (a benchmark run's or a webhook delivery's task) not "
+        "sent this long after it was written is sent by the workers' sweeper.",
+    )
+    webhook_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=45,
+        description="Total deadline of one webhook delivery attempt: connect, send and "
+        "response together; a receiver still talking at the deadline is cut off.",
+    )
+    webhook_allow_private: bool = Field(
+        default=False,
+        description="Let webhooks target loopback, private (RFC 1918, fc00::/7) and "
+        "carrier-grade NAT addresses, for on-premise receivers. Link-local addresses "
+        "(169.254.0.0/16, the cloud metadata service) stay refused.",
+    )
     nsys_path: Path | None = Field(
         default=None,
         description="Nsight Systems `nsys` on the worker: .nsys-rep uploads are exported to "

@@ -6,6 +6,7 @@ message never reached the broker is found and re-sent by `backend.services.reque
 
 import logging
 from functools import lru_cache
+from typing import Any
 
 from celery import Celery
 
@@ -23,18 +24,21 @@ def get_producer() -> Celery:
     return app
 
 
-def enqueue(task_name: str, *args: str, queue: str) -> None:
-    """Send task `task_name` with string ids; call only after the DB commit."""
-    get_producer().send_task(task_name, args=list(args), queue=queue)
+def enqueue(task_name: str, *args: str, queue: str, **options: Any) -> None:
+    """Send task `task_name` with string ids; call only after the DB commit.
+
+    `options` are Celery's `send_task` options (countdown, soft_time_limit, time_limit).
+    """
+    get_producer().send_task(task_name, args=list(args), queue=queue, **options)
 
 
-def try_enqueue(task_name: str, *args: str, queue: str) -> bool:
+def try_enqueue(task_name: str, *args: str, queue: str, **options: Any) -> bool:
     """Like `enqueue`, but a broker outage is logged and reported as False, not raised.
 
     Callers whose row is already committed use this: the sweeper re-sends the task later.
     """
     try:
-        enqueue(task_name, *args, queue=queue)
+        enqueue(task_name, *args, queue=queue, **options)
     except Exception as e:  # kombu raises OperationalError, redis its own; all mean "not sent"
         log.warning(
             "broker unreachable, %s%s not sent (the sweeper retries): %s", task_name, args, e

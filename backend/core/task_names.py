@@ -12,6 +12,10 @@ GPU_QUEUE = "gpu"
 RUN_BENCHMARK = "perfdash.run_benchmark"
 BENCH_TICK = "perfdash.bench_tick"
 
-# Alerts ride on the CPU worker's queue, so `perfdash serve`'s worker delivers them too.
+# Webhook deliveries have a queue of their own, so a slow receiver never holds an ingest
+# worker; `perfdash serve`'s embedded worker consumes it next to `ingest`.
 DELIVER_WEBHOOK = "perfdash.deliver_webhook"
-ALERTS_QUEUE = INGEST_QUEUE
+WEBHOOKS_QUEUE = "webhooks"
+
+# The queues of CPU workers (no GPU runner registration, and they run the sweepers).
+CPU_QUEUES = (INGEST_QUEUE, WEBHOOKS_QUEUE)

@@ -11,6 +11,7 @@ from backend.models.kernel_stats import (
     KernelStatsPublic,
 )
 from backend.models.metrics import MetricPoint, MetricRun
+from backend.models.outbox import OutboxMessage
 from backend.models.slas import BaselineAcceptance, Sla, SlaEvaluation
 from backend.models.traces import (
     Trace,
@@ -35,6 +36,7 @@ __all__ = [
     "LoginSession",
     "MetricPoint",
     "MetricRun",
+    "OutboxMessage",
     "Runner",
     "Sla",
     "SlaEvaluation",

@@ -1,38 +1,47 @@
 """Alerts: a webhook delivery per SLA status change, signed, logged, sent by a worker.
 
-The push records deliveries in its own transaction and enqueues them after the commit, so
-an alert is never sent for a push that was rolled back, and a broker outage leaves the
-delivery `pending` in the log instead of failing the push.
+The push records each delivery and its outbox message (`backend.services.outbox`) in its
+own transaction, and sends the messages after the commit: an alert is never sent for a
+push that was rolled back, and a broker outage delays it (the sweeper sends it) instead of
+losing it. Deliveries run on the `webhooks` queue, never the ingest queue.
 
-Public surface: `record_changes`, `enqueue_deliveries`, `deliver`, `sign`, `build_payload`,
-`DeliveryFailed`, `SIGNATURE_HEADER`.
+Each attempt is claimed (a conditional UPDATE of `attempts`), so a message sent twice
+makes one attempt. The claim writes the next attempt's outbox message too, due after the
+deadline and a backoff: if the worker dies mid-attempt, the sweeper still sends it. A
+failed attempt moves that message to its backoff (1, 2, 4, 8, 16 s) and sends it; the
+sixth attempt is the last. A refused target fails the delivery at once.
+
+Public surface: `record_changes`, `deliver`, `sign`, `build_payload`, `MAX_ATTEMPTS`,
+`SIGNATURE_HEADER`.
 """
 
 import hashlib
 import hmac
+import http.client
 import json
 import logging
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import httpx
+from sqlalchemy import delete, update
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
-from backend.core.queue import enqueue
-from backend.core.task_names import ALERTS_QUEUE, DELIVER_WEBHOOK
+from backend.core.config import Settings
+from backend.core.task_names import DELIVER_WEBHOOK, WEBHOOKS_QUEUE
+from backend.models.outbox import OutboxMessage
 from backend.models.slas import Rule, SlaVerdict, Verdict
 from backend.models.webhooks import DeliveryStatus, Webhook, WebhookDelivery, WebhookKind
+from backend.services import outbox
 from backend.services.markdown_escape import slack_text
+from backend.services.webhook_http import post
+from backend.services.webhook_targets import TargetRefused, resolve_target
 
 log = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Perfdash-Signature"
 EVENT_HEADER = "X-Perfdash-Event"
-DELIVERY_TIMEOUT_S = 10.0
-
-
-class DeliveryFailed(Exception):
-    """The receiver did not take the delivery (network error or non-2xx); worth a retry."""
+MAX_ATTEMPTS = 6  # the first attempt and five retries
 
 
 def _event(v: SlaVerdict) -> str | None:
@@ -69,8 +78,31 @@ def sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-def record_changes(session: Session, verdicts: list[SlaVerdict]) -> list[int]:
-    """Add a pending delivery per (status change, matching webhook); returns their ids."""
+def _backoff_s(attempt: int) -> int:
+    """Seconds between failed attempt `attempt` and the next.
+
+    >>> [_backoff_s(n) for n in range(1, MAX_ATTEMPTS)]
+    [1, 2, 4, 8, 16]
+    """
+    return int(2 ** (attempt - 1))
+
+
+def _announce(
+    session: Session, delivery_id: int, attempt: int, not_before: datetime | None = None
+) -> OutboxMessage:
+    return outbox.add_message(
+        session,
+        DELIVER_WEBHOOK,
+        str(delivery_id),
+        str(attempt),
+        queue=WEBHOOKS_QUEUE,
+        not_before=not_before,
+    )
+
+
+def record_changes(session: Session, verdicts: list[SlaVerdict]) -> list[OutboxMessage]:
+    """Add a pending delivery per (status change, matching webhook), and its first attempt's
+    outbox message; the caller commits, then sends them (`outbox.send_now`)."""
     changes = [(e, v) for v in verdicts if (e := _event(v)) is not None]
     if not changes:
         return []
@@ -83,64 +115,123 @@ def record_changes(session: Session, verdicts: list[SlaVerdict]) -> list[int]:
     ]
     session.add_all(rows)
     session.flush()
-    return [r.id for r in rows if r.id is not None]
+    return [_announce(session, r.id, 1) for r in rows if r.id is not None]
 
 
-def enqueue_deliveries(ids: list[int]) -> None:
-    """Queue each delivery; a broker outage is logged and the deliveries stay pending."""
-    for delivery_id in ids:
-        try:
-            enqueue(DELIVER_WEBHOOK, str(delivery_id), queue=ALERTS_QUEUE)
-        except Exception:
-            log.exception("cannot queue webhook delivery %s; it stays pending", delivery_id)
+@dataclass
+class _Attempt:
+    number: int
+    url: str
+    secret: str
+    event: str
+    payload: dict[str, Any]
+    retry_id: int | None  # the next attempt's outbox message
 
 
-def _post(hook: Webhook, delivery: WebhookDelivery) -> int:
-    body = json.dumps(delivery.payload, separators=(",", ":"), sort_keys=True).encode()
+def _claim(session: Session, delivery_id: int, attempt: int, settings: Settings) -> _Attempt | None:
+    """Take attempt `attempt` of a pending delivery, unless it was taken (a duplicate)."""
+    delivery = session.get(WebhookDelivery, delivery_id)
+    if delivery is None or delivery.status != DeliveryStatus.PENDING:
+        return None
+    number = attempt or delivery.attempts + 1  # a message from before attempts were named
+    taken = session.connection().execute(
+        update(WebhookDelivery)
+        .where(
+            col(WebhookDelivery.id) == delivery_id,
+            col(WebhookDelivery.attempts) == number - 1,
+            col(WebhookDelivery.status) == DeliveryStatus.PENDING,
+        )
+        .values(attempts=number)
+    )
+    if taken.rowcount != 1:
+        session.rollback()
+        return None
+    hook = session.get(Webhook, delivery.webhook_id)
+    assert hook is not None  # the foreign key cascades deletes
+    retry_id = None
+    if number < MAX_ATTEMPTS:
+        due = settings.webhook_timeout_s + _backoff_s(number)
+        retry_id = _announce(session, delivery_id, number + 1, _after(due)).id
+    found = _Attempt(number, hook.url, hook.secret, delivery.event, delivery.payload, retry_id)
+    session.commit()
+    return found
+
+
+def _after(seconds: float) -> datetime:
+    return datetime.now(UTC) + timedelta(seconds=seconds)
+
+
+def _send(attempt: _Attempt, delivery_id: int, settings: Settings) -> tuple[int | None, str | None]:
+    """(response code, error); a refused target raises TargetRefused."""
+    body = json.dumps(attempt.payload, separators=(",", ":"), sort_keys=True).encode()
     headers = {
         "Content-Type": "application/json",
-        EVENT_HEADER: delivery.event,
-        "X-Perfdash-Delivery": str(delivery.id),
+        EVENT_HEADER: attempt.event,
+        "X-Perfdash-Delivery": str(delivery_id),
     }
-    if hook.secret:
-        headers[SIGNATURE_HEADER] = sign(hook.secret, body)
-    response = httpx.post(hook.url, content=body, headers=headers, timeout=DELIVERY_TIMEOUT_S)
-    return response.status_code
+    if attempt.secret:
+        headers[SIGNATURE_HEADER] = sign(attempt.secret, body)
+    try:
+        target = resolve_target(attempt.url, allow_private=settings.webhook_allow_private)
+        code = post(target, body, headers, deadline_s=settings.webhook_timeout_s)
+    except (OSError, http.client.HTTPException) as e:
+        return None, f"{type(e).__name__}: {e}"
+    return code, None if 200 <= code < 300 else f"HTTP {code}"
 
 
-def deliver(engine: Engine, delivery_id: int, *, final: bool) -> DeliveryStatus | None:
-    """Send one delivery and log the attempt.
+def deliver(
+    engine: Engine, delivery_id: int, attempt: int, *, settings: Settings
+) -> DeliveryStatus | None:
+    """Make attempt `attempt` of a delivery and log it; schedule the next one if it failed.
 
     Args:
         engine: the database.
-        delivery_id: the delivery to send; one already delivered is left alone.
-        final: the last attempt; a failure then marks the delivery `failed`.
+        delivery_id: the delivery to send; one no longer pending is left alone.
+        attempt: which attempt this message is for (0: the next one); a message for an
+            attempt already made is a duplicate and does nothing.
+        settings: the deadline and the address policy.
 
     Returns:
-        The new status, or None when the delivery no longer exists.
-
-    Raises:
-        DeliveryFailed: the attempt failed and another one should follow.
+        The delivery's status after the attempt, or None when nothing was attempted.
     """
     with Session(engine) as session:
+        claimed = _claim(session, delivery_id, attempt, settings)
+    if claimed is None:
+        return None
+    try:
+        code, error = _send(claimed, delivery_id, settings)
+        final = claimed.retry_id is None
+    except TargetRefused as e:
+        code, error, final = None, str(e), True
+    with Session(engine) as session:
         delivery = session.get(WebhookDelivery, delivery_id)
-        if delivery is None or delivery.status == DeliveryStatus.DELIVERED:
-            return delivery.status if delivery else None
-        hook = session.get(Webhook, delivery.webhook_id)
-        assert hook is not None  # the foreign key cascades deletes
-        delivery.attempts += 1
-        try:
-            code: int | None = _post(hook, delivery)
-            error = None if code is not None and 200 <= code < 300 else f"HTTP {code}"
-        except httpx.HTTPError as e:
-            code, error = None, f"{type(e).__name__}: {e}"
+        if delivery is None:
+            return None
         delivery.response_code, delivery.error = code, error
         if error is None:
             delivery.status, delivery.delivered_at = DeliveryStatus.DELIVERED, datetime.now(UTC)
         elif final:
             delivery.status = DeliveryStatus.FAILED
         session.add(delivery)
+        retry = _reschedule(session, claimed.retry_id, keep=error is not None and not final)
+        status = delivery.status
         session.commit()
-        if error is not None and not final:
-            raise DeliveryFailed(f"delivery {delivery_id} to {hook.url}: {error}")
-        return delivery.status
+        if retry is not None:
+            outbox.send_now(session, [retry])
+    return status
+
+
+def _reschedule(session: Session, retry_id: int | None, *, keep: bool) -> OutboxMessage | None:
+    """Move the next attempt's message to its backoff (keep), or drop it (done)."""
+    if retry_id is None:
+        return None
+    if not keep:
+        session.execute(delete(OutboxMessage).where(col(OutboxMessage.id) == retry_id))
+        return None
+    message = session.get(OutboxMessage, retry_id)
+    if message is None:  # already sent by a sweeper: it runs when it runs
+        return None
+    attempt = int(message.args[1])
+    message.not_before = _after(_backoff_s(attempt - 1))
+    session.add(message)
+    return message

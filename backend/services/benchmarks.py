@@ -1,8 +1,9 @@
 """Benchmark specs and run requests: upsert (with a diff), list, delete, enqueue.
 
-A run is a row first and a Celery message second: the row is committed `queued`, then
-`run_benchmark` is sent by name to the spec's runner queue (`gpu` by default) with the
-spec's time limit, so the backend never imports the workers.
+A run is a row first and a Celery message second: the row is committed `queued` with its
+outbox message (`backend.services.outbox`) in one transaction, then `run_benchmark` is
+sent by name to the spec's runner queue (`gpu` by default) with the spec's time limit, so
+the backend never imports the workers. A broker outage leaves the message to the sweeper.
 
 Public surface: `apply_specs`, `upsert_spec`, `get_spec`, `list_specs`, `delete_spec`,
 `request_run`, `get_run`, `list_runs`, `enqueue_due_runs`, `spec_hash`.
@@ -20,7 +21,6 @@ from typing import Any
 from sqlmodel import Session, col, func, select
 
 from backend.core.config import Settings, get_settings
-from backend.core.queue import get_producer
 from backend.core.task_names import RUN_BENCHMARK
 from backend.models.benchmarks import (
     BenchmarkRun,
@@ -31,6 +31,7 @@ from backend.models.benchmarks import (
     SpecChange,
     WorkloadKind,
 )
+from backend.services import outbox
 from backend.services.cron import CronError, due_between, parse_cron
 from backend.services.errors import InvalidInputError, NotFoundError
 
@@ -204,7 +205,8 @@ def delete_spec(session: Session, name: str) -> None:
 def request_run(
     session: Session, name: str, *, trigger: str = "api", ref: str = ""
 ) -> BenchmarkRun:
-    """Create a queued run, commit, then send `run_benchmark` to the spec's queue."""
+    """Create a queued run and its outbox message, commit, then send `run_benchmark` to the
+    spec's queue; if the broker is down the run stays queued and the sweeper sends it."""
     spec = get_spec(session, name)
     if ref and not spec.install:
         raise InvalidInputError(f"spec {name!r} has no install hook, so it cannot run at {ref!r}")
@@ -213,15 +215,17 @@ def request_run(
         id=uuid.uuid4().hex, spec_id=spec.id, trigger=trigger, ref=ref, spec_hash=spec.spec_hash
     )
     session.add(run)
-    session.commit()
-    session.refresh(run)
-    get_producer().send_task(
+    message = outbox.add_message(
+        session,
         RUN_BENCHMARK,
-        args=[run.id],
+        run.id,
         queue=spec.queue,
         soft_time_limit=spec.timeout_s + _GRACE_S,
         time_limit=spec.timeout_s + 2 * _GRACE_S,
     )
+    session.commit()
+    outbox.send_now(session, [message])
+    session.refresh(run)
     return run
 
 

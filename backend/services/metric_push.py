@@ -22,7 +22,7 @@ from sqlmodel import Session, SQLModel, col, select
 
 from backend.models.metrics import MetricPoint, MetricRun
 from backend.models.slas import Sla, SlaEvaluation, SlaVerdict, Verdict
-from backend.services import alerts
+from backend.services import alerts, outbox
 from backend.services.metric_formats import ParsedPoint, ParsedPush, parse_document
 from backend.services.sla_eval import affected_slas, evaluate_run
 from backend.services.statistics import summarize
@@ -190,7 +190,7 @@ def push_metrics(
     for attempt in (1, 2):
         try:
             result = _store(session, push)
-            delivery_ids = alerts.record_changes(session, result.verdicts)
+            messages = alerts.record_changes(session, result.verdicts)
             session.commit()
             break
         except IntegrityError:
@@ -201,5 +201,5 @@ def push_metrics(
         except BaseException:
             session.rollback()
             raise
-    alerts.enqueue_deliveries(delivery_ids)
+    outbox.send_now(session, messages)
     return result

@@ -8,7 +8,7 @@ the rest always need a token.
 
 Public surface: `Permission`, `authorize`, and the permissions `READ`, `UPLOAD_TRACE`,
 `DELETE_TRACE`, `CHANGE_TRACE`, `RUN_BENCHMARK`, `CHANGE_BENCHMARK`, `CHANGE_RUNNER_CODE`,
-`PUSH_METRICS`, `CHANGE_SLAS`, `CHANGE_WEBHOOKS`.
+`PUSH_METRICS`, `CHANGE_SLAS`, `CHANGE_WEBHOOKS`, `READ_WEBHOOK_TARGETS`; `permits`.
 """
 
 from dataclasses import dataclass
@@ -39,6 +39,11 @@ CHANGE_RUNNER_CODE = Permission(
 PUSH_METRICS = Permission("push metrics", "metrics:write", None, False)
 CHANGE_SLAS = Permission("change SLAs", "slas:write", Role.ADMIN, False)
 CHANGE_WEBHOOKS = Permission("change webhooks", "webhooks:write", Role.ADMIN, False)
+# Webhook URLs are secrets (Slack's carries its token) and the delivery log shows which
+# internal ports answer: only those who may change webhooks see them.
+READ_WEBHOOK_TARGETS = Permission(
+    "read webhook URLs and deliveries", "webhooks:write", Role.ADMIN, False
+)
 
 
 def authorize(identity: Identity | None, permission: Permission, auth: str) -> None:
@@ -67,3 +72,12 @@ def authorize(identity: Identity | None, permission: Permission, auth: str) -> N
             f"to {permission.action} the {permission.role} role is needed; "
             f"{identity.label} is a {identity.role}"
         )
+
+
+def permits(identity: Identity | None, permission: Permission, auth: str) -> bool:
+    """Whether `authorize` would let `identity` do it (for what a response shows)."""
+    try:
+        authorize(identity, permission, auth)
+    except (NotAuthenticatedError, ForbiddenError):
+        return False
+    return True

@@ -1,5 +1,8 @@
 """Webhook endpoints and their delivery log (the sending is in `alerts`).
 
+A URL is checked when it is registered (`webhook_targets.check_url`: no loopback, private
+or link-local target unless WEBHOOK_ALLOW_PRIVATE) and again at every send.
+
 Public surface: `create_webhook`, `list_webhooks`, `delete_webhook`, `list_deliveries`.
 """
 
@@ -7,16 +10,22 @@ from sqlmodel import Session, col, select
 
 from backend.models.webhooks import Webhook, WebhookCreate, WebhookDelivery
 from backend.services.errors import InvalidInputError, NotFoundError
+from backend.services.webhook_targets import check_url
 
 
-def create_webhook(session: Session, data: WebhookCreate) -> Webhook:
+def create_webhook(session: Session, data: WebhookCreate, *, allow_private: bool) -> Webhook:
     """Register a webhook.
 
+    Args:
+        session: the database session.
+        data: the webhook.
+        allow_private: WEBHOOK_ALLOW_PRIVATE (loopback and private targets allowed).
+
     Raises:
-        InvalidInputError: the name is taken or the URL is not http(s).
+        InvalidInputError: the name is taken, or the URL is not http(s), does not resolve,
+            or resolves to a refused address (`TargetRefused`).
     """
-    if not data.url.startswith(("http://", "https://")):
-        raise InvalidInputError(f"webhook url must be http:// or https://, got {data.url!r}")
+    check_url(data.url, allow_private=allow_private)
     if session.exec(select(Webhook).where(Webhook.name == data.name)).first():
         raise InvalidInputError(f"a webhook named {data.name!r} exists")
     hook = Webhook.model_validate(data)

@@ -58,11 +58,14 @@ ACTIONS: dict[str, Action] = {
     "push metrics": lambda c, h, _t: (
         c.post("/api/v1/metrics", json=native(), headers=h).status_code
     ),
+    "read webhook log": lambda c, h, _t: (
+        c.get("/api/v1/webhooks/1/deliveries", headers=h).status_code
+    ),
 }
 ALLOWED = {
     "read": 200, "upload": 202, "delete": 204, "run benchmark": 202, "change spec": 200,
     "command spec": 200, "callable spec": 200, "change SLA": 201, "change webhook": 201,
-    "push metrics": 200,
+    "push metrics": 200, "read webhook log": 200,
 }  # fmt: skip
 
 
@@ -81,14 +84,16 @@ SCOPE_CAN = {
     "benchmarks:write": {"read", "change spec"},
     "metrics:write": {"read", "push metrics"},
     "slas:write": {"read", "change SLA"},
-    "webhooks:write": {"read", "change webhook"},
+    "webhooks:write": {"read", "change webhook", "read webhook log"},
     "admin": set(ACTIONS),
 }
 
 
 @pytest.fixture
-def world(engine: Engine, users: dict[str, str]) -> str:
-    """A ready-made spec to run and a trace to delete; returns the trace id."""
+def world(engine: Engine, users: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> str:
+    """A ready-made spec to run and a trace to delete; returns the trace id. WEBHOOK is a
+    loopback receiver, so the clients' settings allow private webhook targets."""
+    monkeypatch.setenv("PERFDASH_WEBHOOK_ALLOW_PRIVATE", "true")
     with Session(engine) as db:
         upsert_spec(db, BenchmarkSpecCreate.model_validate(GEMM))
         trace, _ = accept_upload(

@@ -1,5 +1,6 @@
-"""Webhooks end to end: push -> status change -> Redis (db 10) -> real Celery worker -> a real
-local HTTP receiver that checks the HMAC signature; the first attempt is refused to see a retry.
+"""Webhooks end to end: push -> status change -> Redis (db 10) -> real Celery worker of the
+`webhooks` queue only -> a real local HTTP receiver that checks the HMAC signature; the first
+attempt is refused to see a retry. The receiver is on loopback, so private targets are allowed.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def receiver() -> Iterator[Receiver]:
 
 @pytest.fixture
 def redis_settings(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
+    monkeypatch.setenv("PERFDASH_WEBHOOK_ALLOW_PRIVATE", "true")
     with redis_broker(monkeypatch, REDIS_URL) as redis_backed:
         yield redis_backed
 
@@ -74,14 +76,17 @@ def redis_settings(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Itera
 @pytest.fixture
 def worker(redis_settings: Settings, tmp_path: Path) -> Iterator[Path]:
     log_path = tmp_path / "worker.log"
-    with worker_process("ingest", log_path):
+    with worker_process("webhooks", log_path):
         yield log_path
 
 
-def _deliveries(client: TestClient, hook_id: int, n: int, log: Path) -> list[dict[str, Any]]:
+def _deliveries(
+    client: TestClient, hook_id: int, n: int, log: Path, auth: dict[str, str]
+) -> list[dict[str, Any]]:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        rows: list[dict[str, Any]] = client.get(f"/api/v1/webhooks/{hook_id}/deliveries").json()
+        url = f"/api/v1/webhooks/{hook_id}/deliveries"
+        rows: list[dict[str, Any]] = client.get(url, headers=auth).json()
         if len(rows) == n and all(r["status"] != "pending" for r in rows):
             return rows
         time.sleep(0.3)
@@ -113,8 +118,8 @@ def test_status_changes_are_delivered_signed_and_retried(
             body = native(commit=commit, points=points)
             assert client.post("/api/v1/metrics", json=body, headers=auth).status_code == 200
 
-        json_log = _deliveries(client, ids[0], 2, worker)
-        slack_log = _deliveries(client, ids[1], 2, worker)
+        json_log = _deliveries(client, ids[0], 2, worker, auth)
+        slack_log = _deliveries(client, ids[1], 2, worker, auth)
 
     # pass (first) -> fail (b) -> fail (c, no alert) -> pass (d): two alerts per webhook.
     assert [d["event"] for d in reversed(json_log)] == ["sla_failed", "sla_recovered"]

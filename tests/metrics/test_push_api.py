@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, func, select
 
+from backend.core.config import get_settings
 from backend.models.api_tokens import ApiToken
 from backend.models.metrics import MetricPoint, MetricRun
 from backend.services.tokens import create_token, hash_token
@@ -144,11 +146,17 @@ def test_a_revoked_token_is_refused(client: TestClient, engine: Engine, token: s
     assert again.status_code == 403 and "revoked" in again.json()["detail"]
 
 
-def test_webhook_registration_is_checked(client: TestClient, auth: dict[str, str]) -> None:
+def test_webhook_registration_is_checked(
+    client: TestClient, auth: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     bad = {"name": "x", "url": "ftp://example.org/hook"}
     response = client.post("/api/v1/webhooks", json=bad, headers=auth)
     assert response.status_code == 422 and "http://" in response.json()["detail"]
     good = {"name": "x", "url": "http://127.0.0.1:9/hook", "secret": "s"}
+    refused = client.post("/api/v1/webhooks", json=good, headers=auth)
+    assert refused.status_code == 422 and "WEBHOOK_ALLOW_PRIVATE" in refused.json()["detail"]
+    monkeypatch.setenv("PERFDASH_WEBHOOK_ALLOW_PRIVATE", "true")  # an on-premise receiver
+    get_settings.cache_clear()
     assert client.post("/api/v1/webhooks", json=good, headers=auth).status_code == 201
     assert client.post("/api/v1/webhooks", json=good, headers=auth).status_code == 422
     listed = client.get("/api/v1/webhooks").json()

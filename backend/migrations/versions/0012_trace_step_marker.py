@@ -1,7 +1,7 @@
 """traces.step_marker: the step marker a user chose for a trace (owner: steps, issue 20)
 
 Revision ID: 0012
-Revises: 0009
+Revises: 0011
 Create Date: 2026-12-01
 """
 from collections.abc import Sequence
@@ -12,7 +12,7 @@ from alembic import op
 
 
 revision: str = '0012'
-down_revision: str | None = '0009'
+down_revision: str | None = '0011'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
