@@ -7,6 +7,7 @@ from backend.api.errors import install_error_handlers
 from backend.api.limits import BodySizeLimit
 from backend.api.main import api_router
 from backend.api.routes import health, login, prometheus
+from backend.api.unknown_paths import install_unknown_api_paths
 
 
 def create_app() -> FastAPI:
@@ -20,6 +21,7 @@ def create_app() -> FastAPI:
     app.include_router(prometheus.router)
     app.include_router(login.router)
     app.include_router(api_router)
+    install_unknown_api_paths(app)  # after every router: it answers what they do not
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit)
     app.add_middleware(AuthGate)  # added last, so it runs first: nothing before it
