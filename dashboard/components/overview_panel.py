@@ -89,7 +89,7 @@ def _tiles(trace: Trace, s: JSON) -> list[html.Div]:
         kpi(
             "Step time p50 / p95",
             _pair(_get(s, "steps", "cpu")),
-            "ProfilerStep#N ranges on the CPU (nearest-rank percentiles)",
+            "ProfilerStep#N ranges on the CPU; p50 is the median (as numpy.median and nsys stats), p95 the nearest-rank percentile",
         ),
         kpi(
             "GPU utilization",
