@@ -34,6 +34,7 @@ __all__ = ["overview_panel"]
 
 JSON = dict[str, Any]
 GRAPH_CONFIG: Graph.Config = {"displaylogo": False, "responsive": True}
+PERCENTILES = "p50 is the median (as numpy.median and nsys stats), p95 the nearest-rank value"
 NO_KERNELS = "This trace has no GPU kernels: was ProfilerActivity.CUDA enabled?"
 
 
@@ -89,7 +90,7 @@ def _tiles(trace: Trace, s: JSON) -> list[html.Div]:
         kpi(
             "Step time p50 / p95",
             _pair(_get(s, "steps", "cpu")),
-            "ProfilerStep#N ranges on the CPU; p50 is the median (as numpy.median and nsys stats), p95 the nearest-rank percentile",
+            f"ProfilerStep#N ranges on the CPU; {PERCENTILES}",
         ),
         kpi(
             "GPU utilization",
@@ -116,7 +117,7 @@ def _tiles(trace: Trace, s: JSON) -> list[html.Div]:
         kpi(
             "Launch delay p50 / p95",
             _pair(_get(s, "launch", "delay")),
-            "from the CPU launch call to the kernel's start on the GPU",
+            f"from the CPU launch call to the kernel's start on the GPU; {PERCENTILES}",
         ),
         kpi("Peak memory", _peak_memory(s), "highest allocator total of any GPU"),
         kpi("Fused kernel time", format_pct(fusion.get("fused_pct")), fusion.get("rule")),
