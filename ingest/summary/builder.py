@@ -4,7 +4,7 @@
 (kernels in `TraceStats`, the rest in the tracks here) and classifies each distinct name
 once. Everything else happens in `finish`: sorts and sweeps over those columns.
 
-Public surface: `SummaryBuilder`, `MAX_GAPS`.
+Public surface: `SummaryBuilder`, `MAX_GAPS`, `has_timeline`.
 """
 
 from __future__ import annotations
@@ -105,10 +105,16 @@ class SummaryBuilder:
         runtime = self._runtime_index()
         launch = self._launch(parents, runtime)
         self._annotations.widen(self._launched(runtime))
+        timeline = has_timeline(meta)
+        if not timeline:
+            for device in devices:
+                device["time"] = None
+            gaps = {}
         summary: Summary = {
             "version": SUMMARY_VERSION,
             "events": sum(self.stats.counts.values()),
-            "gpu": self._gpu(devices),
+            "timeline": timeline,
+            "gpu": self._gpu(devices, timeline),
             "devices": devices,
             "steps": self._annotations.steps(),
             "launch": launch,
@@ -186,13 +192,14 @@ class SummaryBuilder:
             )
         return devices, gaps
 
-    def _gpu(self, devices: list[DeviceSummary]) -> GpuSummary:
-        splits: list[TimeSplit] = [d["time"] for d in devices]
+    def _gpu(self, devices: list[DeviceSummary], timeline: bool) -> GpuSummary:
+        splits: list[TimeSplit] = [d["time"] for d in devices if d["time"] is not None]
+        time = add_splits(splits) if splits else add_splits([_empty_split()])
         return {
             "devices": len(devices),
             "kernels": len(self.stats.k_dur),
             "kernel_ns": self.stats.kernel_ns,
-            "time": add_splits(splits) if splits else add_splits([_empty_split()]),
+            "time": time if timeline else None,
         }
 
     def _runtime_index(self) -> dict[Any, int]:
@@ -270,6 +277,12 @@ class SummaryBuilder:
             "rule": FUSION_RULE,
             "by_pattern": dict(sorted(by_pattern.items(), key=lambda kv: -kv[1])),
         }
+
+
+def has_timeline(meta: TraceMeta) -> bool:
+    """Whether the events' times are real; a parser that lays events on a made-up serial
+    timeline (Nsight Compute) sets `metadata["timeline"] = False`."""
+    return meta.metadata.get("timeline") is not False
 
 
 def _idle_gaps(
