@@ -8,6 +8,7 @@ Public surface: `format_duration_ns`, `format_bytes`, `format_bandwidth`, `forma
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 __all__ = [
@@ -187,7 +188,7 @@ def format_value(value: float | None, unit: str = "") -> str:
     return f"{text} {unit}".strip()
 
 
-def device_label(device: dict[str, object]) -> str:
+def device_label(device: Mapping[str, object]) -> str:
     """A GPU as `GPU 0: NVIDIA H200`, led by its rank in a multi-rank trace, so that the
     two GPU 0s of a two-rank job read apart.
 
