@@ -222,7 +222,7 @@ def overview_panel(
             html.Section(
                 [
                     html.H2("Peak memory per phase"),
-                    phase_memory_table(s.get("memory_phases") or []),
+                    phase_memory_table(s.get("memory_phases") or [], bool(s.get("memory"))),
                 ],
                 className="card",
             ),

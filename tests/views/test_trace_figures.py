@@ -8,6 +8,7 @@ from the vendors' datasheets; never from perfdash's own code.
 from __future__ import annotations
 
 import csv
+import json
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from dash.development.base_component import Component
 from fastapi.testclient import TestClient
 
 from dashboard.components.overview_panel import overview_panel
-from tests.conftest import DATA
+from tests.conftest import CORPUS, DATA
 from tests.views.conftest import Ingest
 
 NCU = DATA / "ncu"
@@ -110,3 +111,22 @@ def test_multi_rank_devices_and_labelled_peaks(
     # carries its precision; the fp8 one is not shown as "the" peak of a bf16 run.
     assert "fp16/bf16 tensor 989.5 TFLOP/s" in lines[0] and "fp8 tensor 2.0 PFLOP/s" in lines[0]
     assert "peak" not in lines[0]
+    # Forward, backward and optimizer are annotated (DistributedDataParallel.forward,
+    # autograd's evaluate_function ops, Optimizer.step#...); what is missing is memory.
+    assert "Memory was not profiled" in text and "phases were annotated" not in text
+
+
+LLAMA = CORPUS / "rocprof_v1" / "llamacpp_r9700__results.json"
+
+
+@pytest.mark.skipif(not LLAMA.exists(), reason="../shared/corpus absent")
+def test_no_pytorch_advice_for_a_llama_cpp_hip_trace(client: TestClient, ingest: Ingest) -> None:
+    """llama.cpp's kernels (ggml) on a Radeon, through rocprof: no ATen or Inductor kernel
+    in it, so no torch.compile advice."""
+    raw = json.loads(LLAMA.read_text())
+    names = {e["name"] for e in raw["traceEvents"] if e.get("ph") == "X"}
+    assert not any("at::native" in n or n.startswith("triton_") for n in names)
+    trace_id = ingest(LLAMA, LLAMA.name)
+    findings = client.get(f"/api/v1/traces/{trace_id}/findings").json()["items"]
+    assert "low_fusion" in {x["rule"] for x in findings}
+    assert all("torch.compile" not in x["text"] for x in findings)
