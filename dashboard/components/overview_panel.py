@@ -203,6 +203,13 @@ def overview_panel(
         ],
         className="card",
     )
+    phases = html.Section(
+        [
+            html.H2("Peak memory per phase"),
+            phase_memory_table(s.get("memory_phases") or [], bool(s.get("memory"))),
+        ],
+        className="card",
+    )
     return html.Div(
         [
             *stale,
@@ -219,13 +226,7 @@ def overview_panel(
                 className="card",
             ),
             *([] if untimed else [split]),
-            html.Section(
-                [
-                    html.H2("Peak memory per phase"),
-                    phase_memory_table(s.get("memory_phases") or [], bool(s.get("memory"))),
-                ],
-                className="card",
-            ),
+            *([] if untimed else [phases]),
             html.Section(
                 [html.H2("Top kernels by total GPU time"), _top_kernels(kernels, id_prefix)],
                 className="card",

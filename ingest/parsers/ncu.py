@@ -24,7 +24,8 @@ thread``, ``shared memory``, ``static shared memory``, ``dynamic shared memory``
 `Device.properties` keys: ``peak_flops_fp64``, ``peak_flops_fp32``, ``peak_flops_fp16``,
 ``peak_flops_tensor`` (dense bf16/fp16 tensor), ``peak_dram_bytes_per_s``, as ncu's roofline
 charts compute them (peak per cycle x the clock during the launch; the highest over the
-file's launches), plus ``compute_capability`` and ``sm_count``.
+file's launches), plus ``compute_capability`` and ``sm_count``; on pages without ncu's
+peak metrics they are derived (`derived_peaks`) and ``peak_source`` says so.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ from ingest.tools import (
 )
 
 _DIMS = re.compile(r"-?\d+")
+DERIVED_SOURCE = (
+    "peaks derived from ncu's SM clock, SM count and DRAM throughput share (details/summary page)"
+)
 
 
 def parse(
@@ -161,7 +165,9 @@ def _note_device(devices: dict[int, Device], launch: table.Launch) -> None:
         props["compute_capability"] = cc
     if sm_count is not None:
         props["sm_count"] = int(sm_count)
-    peaks = device_peaks(launch.metrics) or derived_peaks(launch.metrics, cc)
+    peaks = device_peaks(launch.metrics)
+    if not peaks and (peaks := derived_peaks(launch.metrics, cc)):
+        props["peak_source"] = DERIVED_SOURCE
     for key, value in peaks.items():
         props[key] = max(value, props.get(key, 0.0))
     if not device.name and not name and cc:

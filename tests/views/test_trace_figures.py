@@ -18,6 +18,7 @@ from dash.development.base_component import Component
 from fastapi.testclient import TestClient
 
 from dashboard.components.overview_panel import overview_panel
+from dashboard.components.trace_summary import trace_summary
 from tests.conftest import CORPUS, DATA
 from tests.views.conftest import Ingest
 
@@ -77,6 +78,7 @@ def test_ncu_details_has_a_device_roofs_and_no_timeline(client: TestClient, inge
     roofline = client.get(f"/api/v1/traces/{trace_id}/roofline").json()
     (device,) = roofline["devices"]
     assert device["name"] == "NVIDIA GPU (compute capability 9.0, 132 SMs)"
+    assert "derived" in device["source"] and len(device["roofs"]) == 4
     # The GEMM (2 x 4096^3 FLOP in ~175 us, ~780 FLOP/byte) is compute-bound, the add
     # (1 FLOP per 12 bytes) memory-bound, on any H100/H200-class roofline.
     bound = {p["name"][:12]: p["bound"] for p in roofline["points"]}
@@ -86,6 +88,8 @@ def test_ncu_details_has_a_device_roofs_and_no_timeline(client: TestClient, inge
     assert "no timeline" in text
     assert "GPU 0: NVIDIA GPU (compute capability 9.0, 132 SMs)" in text
     assert ": ?" not in text and "unknown device" not in text
+    header = "\n".join(_texts(trace_summary(client.get(f"/api/v1/traces/{trace_id}").json(), "t")))
+    assert "no timeline" in header and "711" not in header  # no serial "duration"
 
 
 @pytest.fixture

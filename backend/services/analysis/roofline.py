@@ -73,7 +73,7 @@ def _device_roofs(devices: list[dict[str, Any]]) -> list[RooflineDevice]:
                     name=name,
                     peak_dram_bytes_per_s=bw_value,
                     roofs=roofs,
-                    source="measured peaks in the trace",
+                    source=str(d.get("peak_source") or "measured peaks in the trace"),
                 )
             )
             continue
