@@ -15,7 +15,7 @@ from dashboard.format import (
 )
 
 
-def _duration(trace: Trace) -> str:
+def trace_duration(trace: Trace) -> str:
     """Wall time; a file whose events have no real times (Nsight Compute) has none."""
     if (trace.get("meta") or {}).get("timeline") is False:
         return "— (no timeline)"
@@ -56,7 +56,7 @@ def trace_summary(trace: Trace, id_prefix: str) -> html.Div:
             [
                 _fact("Format", trace["format"] or "—"),
                 _fact("Devices", devices),
-                _fact("Duration", _duration(trace)),
+                _fact("Duration", trace_duration(trace)),
                 _fact("Events", format_count(sum(counts.values())) if counts else "—"),
                 _fact("Size", format_bytes(trace["size_bytes"])),
                 _fact("Project", trace["project"]),
