@@ -23,7 +23,9 @@ from tests.conftest import CORPUS, DATA
 from tests.views.conftest import Ingest
 
 NCU = DATA / "ncu"
-pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+# The roofline's SQL (per-row launch weights read from JSON) runs on both engines in
+# test_ncu_summary_rows_count_their_invocations; the rest needs one engine.
+SQLITE_ONLY = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 
 
 def _texts(component: Any) -> list[str]:
@@ -68,6 +70,7 @@ def test_ncu_summary_rows_count_their_invocations(client: TestClient, ingest: In
     assert sum(p["time_share"] for p in points) == pytest.approx(1.0)
 
 
+@SQLITE_ONLY
 def test_ncu_details_has_a_device_roofs_and_no_timeline(client: TestClient, ingest: Ingest) -> None:
     path = NCU / "gemm_elementwise_details.csv"
     trace_id = ingest(path, path.name)
@@ -102,6 +105,7 @@ def ddp_job(tmp_path: Path) -> Path:
     return archive
 
 
+@SQLITE_ONLY
 def test_multi_rank_devices_and_labelled_peaks(
     client: TestClient, ingest: Ingest, ddp_job: Path
 ) -> None:
@@ -123,6 +127,7 @@ def test_multi_rank_devices_and_labelled_peaks(
 LLAMA = CORPUS / "rocprof_v1" / "llamacpp_r9700__results.json"
 
 
+@SQLITE_ONLY
 @pytest.mark.skipif(not LLAMA.exists(), reason="../shared/corpus absent")
 def test_no_pytorch_advice_for_a_llama_cpp_hip_trace(client: TestClient, ingest: Ingest) -> None:
     """llama.cpp's kernels (ggml) on a Radeon, through rocprof: no ATen or Inductor kernel
