@@ -10,6 +10,7 @@ from backend.api.host_check import AllowedHosts
 from backend.api.limits import BodySizeLimit
 from backend.api.main import api_router
 from backend.api.routes import health, login, prometheus
+from backend.api.unknown_paths import install_unknown_api_paths
 
 
 def create_app(allowed_hosts: Iterable[str] | None = None) -> FastAPI:
@@ -27,6 +28,7 @@ def create_app(allowed_hosts: Iterable[str] | None = None) -> FastAPI:
     app.include_router(prometheus.router)
     app.include_router(login.router)
     app.include_router(api_router)
+    install_unknown_api_paths(app)  # after every router: it answers what they do not
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit)
     app.add_middleware(AuthGate)

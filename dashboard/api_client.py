@@ -42,6 +42,7 @@ _FORWARDED_HEADERS = ("Cookie", "X-CSRFToken")
 class Device(TypedDict, total=False):
     index: int
     name: str
+    rank: int  # in a multi-rank trace
 
 
 class Trace(TypedDict):

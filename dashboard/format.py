@@ -1,15 +1,18 @@
 """Readable units and kernel names for the dashboard; pure, so pages and figures agree.
 
 Public surface: `format_duration_ns`, `format_bytes`, `format_bandwidth`, `format_count`,
-`format_pct`, `format_timestamp`, `format_flops`, `format_flop_rate`, `shorten_kernel_name`.
+`format_pct`, `format_timestamp`, `format_flops`, `format_flop_rate`, `format_value`,
+`device_label`, `precision_label`, `shorten_kernel_name`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 __all__ = [
+    "device_label",
     "format_bandwidth",
     "format_bytes",
     "format_count",
@@ -18,11 +21,14 @@ __all__ = [
     "format_flops",
     "format_pct",
     "format_timestamp",
+    "format_value",
+    "precision_label",
     "shorten_kernel_name",
 ]
 
 MISSING = "—"
 _DURATION_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3))
+_TIME_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 # Decimal (SI) prefixes, so that "KB" means 1000 bytes, as the label says.
 _BYTE_UNITS = (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3))
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -146,6 +152,70 @@ def format_pct(pct: float | None) -> str:
     '16.0%'
     """
     return MISSING if pct is None else f"{pct:.1f}%"
+
+
+def format_value(value: float | None, unit: str = "") -> str:
+    """Any metric value with its unit, in the same units as every other figure: bytes,
+    durations, rates and shares through the functions above; other units and plain numbers
+    with thousands separators and no exponent for everyday sizes.
+
+    >>> format_value(4_143_000_000, "B"), format_value(4_143_000_000), format_value(11.94, "ms")
+    ('4.1 GB', '4,143,000,000', '11.9 ms')
+    >>> format_value(283027.1, "1/s"), format_value(35.5, "%"), format_value(None, "ms")
+    ('283,027 /s', '35.5%', '—')
+    >>> format_value(0.000123), format_value(2.5e18, "FLOP/s")
+    ('0.000123', '2.5e+18 FLOP/s')
+    """
+    if value is None:
+        return MISSING
+    unit = unit.strip()
+    by_unit = {"B": format_bytes, "bytes": format_bytes, "B/s": format_bandwidth,
+               "FLOP": format_flops, "%": format_pct}  # fmt: skip
+    if unit in by_unit:
+        return by_unit[unit](value)
+    if unit in _TIME_NS:
+        return format_duration_ns(value * _TIME_NS[unit])
+    if unit == "FLOP/s" and value < 1e18:
+        return format_flop_rate(value)
+    if unit == "1/s":
+        return f"{value:,.0f} /s"
+    if 1e4 <= abs(value) < 1e16:
+        text = f"{value:,.0f}"
+    elif value == 0 or 1e-3 <= abs(value) < 1e4:
+        text = f"{value:.4g}"
+    else:
+        text = f"{value:.3g}"
+    return f"{text} {unit}".strip()
+
+
+def device_label(device: Mapping[str, object]) -> str:
+    """A GPU as `GPU 0: NVIDIA H200`, led by its rank in a multi-rank trace, so that the
+    two GPU 0s of a two-rank job read apart.
+
+    >>> device_label({"index": 1, "name": "NVIDIA H200", "rank": 3})
+    'rank 3 · GPU 1: NVIDIA H200'
+    >>> device_label({"index": 0, "name": ""})
+    'GPU 0: unnamed device'
+    """
+    name = device.get("name") or "unnamed device"
+    text = f"GPU {device.get('index', '?')}: {name}"
+    rank = device.get("rank")
+    return f"rank {rank} · {text}" if isinstance(rank, int) else text
+
+
+# Roof precisions (backend gpu_specs keys and ncu's) as readers know them.
+_PRECISIONS = {"fp16_tensor": "fp16/bf16 tensor", "tf32_tensor": "tf32 tensor",
+               "fp8_tensor": "fp8 tensor", "fp64_tensor": "fp64 tensor",
+               "tensor": "bf16 tensor", "fp16": "fp16 (no tensor cores)"}  # fmt: skip
+
+
+def precision_label(precision: str) -> str:
+    """A roof's precision as a label.
+
+    >>> precision_label("fp16_tensor"), precision_label("fp32")
+    ('fp16/bf16 tensor', 'fp32')
+    """
+    return _PRECISIONS.get(precision, precision)
 
 
 def format_timestamp(iso: str | None) -> str:

@@ -1,5 +1,11 @@
 """Streaming aggregates over normalised events: counts by kind and per-kernel statistics.
 
+A kernel event whose args hold ``invocations`` (a row of Nsight Compute's per-kernel
+summary: its duration is the average of that many launches) counts as that many launches
+of the average duration, so counts, totals and shares are the launches', and its min and
+max are the row's ``duration_min_ns``/``duration_max_ns``; its percentiles are over the
+averages, the only durations such a file holds.
+
 One implementation serves both `perfdash ingest --json` and the worker that stores the
 stats, so the CLI and the API can never disagree. Kernels are kept as integer columns
 (`array('q')`, 8 bytes a value), never as Event objects, so memory grows with the number
@@ -99,6 +105,7 @@ class TraceStats:
         self.name_ids: dict[str, int] = {}
         self.comm: list[bool] = []  # per name id
         self.launch: list[dict[str, Any]] = []  # per name id
+        self.ranges: dict[int, tuple[int, int]] = {}  # name id -> (min, max) of summary rows
         self.k_name, self.k_start, self.k_dur = array("q"), array("q"), array("q")
         self.k_device, self.k_stream = array("q"), array("q")
         self.k_rank, self.k_corr = array("q"), array("q")
@@ -125,6 +132,10 @@ class TraceStats:
         nid = self.name_ids.get(event.name)
         if nid is None:
             nid = self._new_name(event)
+        args = event.args
+        if args is not None and "invocations" in args:
+            self._add_summarised(event, nid, args)
+            return
         name, starts, durs, devices, streams, ranks, corrs = self._appends
         name(nid)
         starts(event.start_ns)
@@ -137,6 +148,22 @@ class TraceStats:
         ranks(_NONE if value is None else value)
         value = event.correlation
         corrs(_NONE if value is None else value)
+
+    def _add_summarised(self, event: Event, nid: int, args: dict[str, Any]) -> None:
+        """A row that stands for `invocations` launches of its (average) duration."""
+        n = args["invocations"]
+        n = n if isinstance(n, int) and n > 0 else 1
+        row = (nid, event.start_ns, event.dur_ns, *(
+            _NONE if v is None else v
+            for v in (event.device, event.stream, event.rank, event.correlation)
+        ))  # fmt: skip
+        for append, value in zip(self._appends, row, strict=True):
+            for _ in range(n):
+                append(value)
+        lo, hi = args.get("duration_min_ns"), args.get("duration_max_ns")
+        if isinstance(lo, int | float) and isinstance(hi, int | float):
+            old = self.ranges.get(nid, (_LATEST, _EARLIEST))
+            self.ranges[nid] = (min(old[0], round(lo)), max(old[1], round(hi)))
 
     def add_block(self, block: EventBlock) -> None:
         """Account for every event of a block (the same as `add` on each, row by row)."""
@@ -211,13 +238,14 @@ class TraceStats:
     def _kernel_stat(self, nid: int, durs: list[int], gpu_total: int) -> KernelStat:
         dist = distribution(durs)
         total = sum(durs)
+        lo, hi = self.ranges.get(nid, (dist["min_ns"], dist["max_ns"]))
         return KernelStat(
             name=self.names[nid],
             count=dist["count"],
             total_ns=total,
             mean_ns=dist["mean_ns"],
-            min_ns=dist["min_ns"],
-            max_ns=dist["max_ns"],
+            min_ns=min(lo, dist["min_ns"]),
+            max_ns=max(hi, dist["max_ns"]),
             pct=_pct(total, gpu_total),
             p50_ns=dist["p50_ns"],
             p95_ns=dist["p95_ns"],

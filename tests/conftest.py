@@ -26,7 +26,8 @@ from backend.main import create_app
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
-CORPUS = REPO.parent / "shared" / "corpus"
+# A git worktree sits elsewhere: PERFDASH_TEST_CORPUS points it at the corpus.
+CORPUS = Path(os.environ.get("PERFDASH_TEST_CORPUS", REPO.parent / "shared" / "corpus"))
 POSTGRES_URL = os.environ.get(
     "PERFDASH_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )

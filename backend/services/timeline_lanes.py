@@ -75,6 +75,10 @@ def sort_key(key: LaneKey) -> tuple[int, int, int, int, int, int]:
     return (group, rank, a, b, _FAMILY_ORDER[key.family], 0)
 
 
+# "No stream" as CUPTI/Kineto write it: -1, or -1 printed as an unsigned 32/64-bit number.
+NO_STREAM = frozenset({-1, (1 << 32) - 1, (1 << 64) - 1})
+
+
 def lane_label(
     key: LaneKey, *, communication: bool = False, queue: object = None, show_rank: bool = True
 ) -> str:
@@ -88,10 +92,18 @@ def lane_label(
     'GPU 1 · queue 1'
     >>> lane_label(LaneKey("annotation", None, 4242, 4242))
     'pid 4242 · thread 4242 · annotations'
+
+    A sync that waits on an event, the context or the device belongs to no stream; CUPTI
+    writes its stream as -1, which some Kineto versions print unsigned (2^32 - 1):
+    >>> lane_label(LaneKey("sync", None, 0, 4294967295))
+    'GPU 0 · event/context/device syncs (no stream)'
     """
     prefix = "" if key.rank is None or not show_rank else f"rank {key.rank} · "
     if key.family == DEVICE:
         return f"{prefix}GPU {key.a} · all streams"
+    if key.b in NO_STREAM and queue is None and key.family in GPU_FAMILIES:
+        what = "event/context/device syncs" if key.family == SYNC else "work"
+        return f"{prefix}GPU {key.a} · {what} (no stream)"
     if key.family in GPU_FAMILIES:
         where = f"queue {queue}" if queue is not None else f"stream {key.b}"
         suffix = {GPU: " (NCCL)" if communication else "", SYNC: " (sync)"}.get(

@@ -13,7 +13,7 @@ from dash import dcc, html
 
 from dashboard.clients.bench import BenchRun, Metric
 from dashboard.components.status_badge import status_badge
-from dashboard.format import format_bytes, format_timestamp
+from dashboard.format import format_timestamp, format_value
 
 _DIRECTION = {"lower_is_better": "↓ lower is better", "higher_is_better": "↑ higher is better"}
 
@@ -29,21 +29,6 @@ def _percentile(values: Sequence[float], q: float) -> float:
     lo = int(pos)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-
-def format_value(value: float | None, unit: str) -> str:
-    """A metric value with its unit; bytes in SI units.
-
-    >>> format_value(1571685376.0, "B"), format_value(283027.1, "1/s"), format_value(None, "ms")
-    ('1.6 GB', '283,027 /s', '—')
-    """
-    if value is None:
-        return "—"
-    if unit == "B":
-        return format_bytes(value)
-    if unit == "1/s":
-        return f"{value:,.0f} /s"
-    return f"{value:.4g} {unit}".strip()
 
 
 def metrics_table(metrics: Sequence[Metric]) -> html.Div:

@@ -23,18 +23,25 @@ from dashboard.components.trace_views import findings_list, kpi, kpi_grid, phase
 from dashboard.figures import kernel_top_figure
 from dashboard.figures.overview import time_split_figure
 from dashboard.format import (
+    device_label,
     format_bandwidth,
     format_bytes,
     format_count,
     format_duration_ns,
     format_flop_rate,
     format_pct,
+    precision_label,
 )
 
 __all__ = ["overview_panel"]
 
 JSON = dict[str, Any]
 GRAPH_CONFIG: Graph.Config = {"displaylogo": False, "responsive": True}
+PERCENTILES = "p50 is the median (as numpy.median and nsys stats), p95 the nearest-rank value"
+NO_TIMELINE = (
+    "This file has no timeline: the profiler ran each kernel alone (Nsight Compute replays "
+    "them), so utilization, idle time, overlap and launch delays do not apply."
+)
 NO_KERNELS = "This trace has no GPU kernels: was ProfilerActivity.CUDA enabled?"
 
 
@@ -54,13 +61,16 @@ def _pair(dist: Any) -> str:
 
 
 def _device_text(device: JSON) -> str:
-    roofs = {r["precision"]: r["peak_flops_per_s"] for r in device.get("roofs", [])}
-    best = max(roofs.values(), default=None)
-    parts = [f"GPU {device['index']}: {device['name']}"]
-    if best is not None:
-        parts.append(f"{format_flop_rate(best)} peak")
+    """Name, bandwidth and the peak of every precision, each labelled: a single "peak" would
+    be the fastest precision's (fp8 on an H200), whatever the trace's kernels ran in."""
+    roofs = sorted(device.get("roofs", []), key=lambda r: r["peak_flops_per_s"])
+    parts = [device_label(device)]
     if device.get("peak_dram_bytes_per_s"):
         parts.append(format_bandwidth(device["peak_dram_bytes_per_s"]))
+    parts += [
+        f"{precision_label(r['precision'])} {format_flop_rate(r['peak_flops_per_s'])}"
+        for r in roofs
+    ]
     return " · ".join(parts)
 
 
@@ -69,7 +79,7 @@ def _devices(trace: Trace, peaks: Sequence[JSON]) -> html.Div:
     lines = []
     for d in trace["devices"]:
         known = by_index.get(d.get("index", -1))
-        text = _device_text(known) if known else f"GPU {d.get('index')}: {d.get('name') or '?'}"
+        text = _device_text({**known, "rank": d.get("rank")}) if known else device_label(d)
         source = f"peaks from {known['source']}" if known else "no peak FLOP/s or bandwidth known"
         lines.append(html.Div(text, title=source, className="device-line"))
     return html.Div(lines or [html.Div("No GPU described in this trace", className="muted")])
@@ -87,13 +97,30 @@ def _step_tile(s: JSON) -> html.Div:
     count = len(steps.get("steps") or [])
     note = marker_note(steps.get("marker"), steps.get("marker_source"), count)
     hint = (
-        "CPU ranges of the step marker (nearest-rank percentiles): ProfilerStep#N, else a "
-        "repeated top-level record_function or NVTX range, or the marker chosen on the Timeline"
+        "CPU ranges of the step marker: ProfilerStep#N, else a repeated top-level "
+        f"record_function or NVTX range, or the marker chosen on the Timeline; {PERCENTILES}"
     )
     return kpi("Step time p50 / p95", _pair(steps.get("cpu")), hint, note or None)
 
 
+def _untimed_tiles(trace: Trace, s: JSON) -> list[html.Div]:
+    """A file without a timeline has kernel durations but no span, gaps or overlap."""
+    fusion = s.get("fusion") or {}
+    return [
+        kpi("Format", trace["format"] or "—"),
+        kpi(
+            "Kernel time",
+            format_duration_ns(_get(s, "gpu", "kernel_ns")),
+            "sum of the kernels' durations, each measured alone",
+        ),
+        kpi("Kernels", format_count(_get(s, "gpu", "kernels")), "launches"),
+        kpi("Fused kernel time", format_pct(fusion.get("fused_pct")), fusion.get("rule")),
+    ]
+
+
 def _tiles(trace: Trace, s: JSON) -> list[html.Div]:
+    if s.get("timeline") is False:
+        return _untimed_tiles(trace, s)
     time = _get(s, "gpu", "time") or {}
     fusion = s.get("fusion") or {}
     return [
@@ -125,7 +152,7 @@ def _tiles(trace: Trace, s: JSON) -> list[html.Div]:
         kpi(
             "Launch delay p50 / p95",
             _pair(_get(s, "launch", "delay")),
-            "from the CPU launch call to the kernel's start on the GPU",
+            f"from the CPU launch call to the kernel's start on the GPU; {PERCENTILES}",
         ),
         kpi("Peak memory", _peak_memory(s), "highest allocator total of any GPU"),
         kpi("Fused kernel time", format_pct(fusion.get("fused_pct")), fusion.get("rule")),
@@ -160,6 +187,7 @@ def overview_panel(
 ) -> html.Div:
     """Everything on the Overview tab, top to bottom in reading order."""
     s = summary or {}
+    untimed = s.get("timeline") is False
     stale = (
         []
         if "version" in s
@@ -170,6 +198,26 @@ def overview_panel(
                 "warning",
             )
         ]
+    )
+    if untimed:
+        stale.append(notice(NO_TIMELINE, "info"))
+    split = html.Section(
+        [
+            html.H2("Where each GPU's time went"),
+            dcc.Graph(
+                id=f"{id_prefix}-split-chart",
+                figure=time_split_figure(s.get("devices") or []),
+                config=GRAPH_CONFIG,
+            ),
+        ],
+        className="card",
+    )
+    phases = html.Section(
+        [
+            html.H2("Peak memory per phase"),
+            phase_memory_table(s.get("memory_phases") or [], bool(s.get("memory"))),
+        ],
+        className="card",
     )
     return html.Div(
         [
@@ -186,24 +234,8 @@ def overview_panel(
                 [html.H2("Findings"), findings_list(findings or [], f"{id_prefix}-findings")],
                 className="card",
             ),
-            html.Section(
-                [
-                    html.H2("Where each GPU's time went"),
-                    dcc.Graph(
-                        id=f"{id_prefix}-split-chart",
-                        figure=time_split_figure(s.get("devices") or []),
-                        config=GRAPH_CONFIG,
-                    ),
-                ],
-                className="card",
-            ),
-            html.Section(
-                [
-                    html.H2("Peak memory per phase"),
-                    phase_memory_table(s.get("memory_phases") or []),
-                ],
-                className="card",
-            ),
+            *([] if untimed else [split]),
+            *([] if untimed else [phases]),
             html.Section(
                 [html.H2("Top kernels by total GPU time"), _top_kernels(kernels, id_prefix)],
                 className="card",

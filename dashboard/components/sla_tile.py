@@ -15,6 +15,8 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from dashboard.format import format_value
+
 _STATUS_CLASS = {"pass": "sla-pass", "fail": "sla-fail"}
 _RULE_OPS = {"relative": "≈", "no_increase": "≤"}
 
@@ -59,23 +61,21 @@ def sparkline_svg(values: list[float], width: int = 200, height: int = 28) -> st
     return "data:image/svg+xml;utf8," + quote(svg)
 
 
-def fmt_value(v: float | None) -> str:
-    """A metric value short enough for a tile, without exponents for everyday sizes.
+def fmt_value(v: float | None, unit: str = "") -> str:
+    """A metric value for a tile, formatted as everywhere else (`dashboard.format`).
 
-    >>> fmt_value(35714.2), fmt_value(11.94), fmt_value(None), fmt_value(3.2e9)
-    ('35,714', '11.94', '-', '3.2e+09')
+    >>> fmt_value(35714.2), fmt_value(11.94), fmt_value(None), fmt_value(4.143e9)
+    ('35,714', '11.94', '—', '4,143,000,000')
     """
-    if v is None:
-        return "-"
-    if 1e4 <= abs(v) < 1e9:
-        return f"{v:,.0f}"
-    return f"{v:.4g}"
+    return format_value(v, unit)
 
 
 def _sparkline(values: list[float]) -> str:
     if not values:
         return '<div class="sla-spark sla-spark-empty">no history</div>'
-    title = escape(f"last {len(values)} values, {min(values):.4g} .. {max(values):.4g}")
+    title = escape(
+        f"last {len(values)} values, {fmt_value(min(values))} .. {fmt_value(max(values))}"
+    )
     return f'<img class="sla-spark" src="{sparkline_svg(values)}" title="{title}" alt="{title}">'
 
 

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from dash import html
 
-from dashboard.api_client import Device, Trace
+from dashboard.api_client import Trace
 from dashboard.components.status_badge import notice, status_badge
-from dashboard.format import format_bytes, format_count, format_duration_ns, format_timestamp
+from dashboard.format import (
+    device_label,
+    format_bytes,
+    format_count,
+    format_duration_ns,
+    format_timestamp,
+)
 
 
-def _device(d: Device) -> str:
-    name = d.get("name") or "unknown device"
-    return f"{d['index']}: {name}" if "index" in d else name
+def trace_duration(trace: Trace) -> str:
+    """Wall time; a file whose events have no real times (Nsight Compute) has none."""
+    if (trace.get("meta") or {}).get("timeline") is False:
+        return "— (no timeline)"
+    return format_duration_ns(trace["duration_ns"])
 
 
 def _fact(label: str, value: str) -> html.Div:
@@ -31,7 +39,7 @@ def _event_chips(counts: dict[str, int]) -> html.Div:
 
 def trace_summary(trace: Trace, id_prefix: str) -> html.Div:
     """Header and facts; a failed trace leads with its error, since that is the news."""
-    devices = ", ".join(_device(d) for d in trace["devices"]) or "—"
+    devices = ", ".join(device_label(d) for d in trace["devices"]) or "—"
     counts = trace["event_counts"]
     children: list[html.Div | html.H1] = [
         html.Div(
@@ -48,7 +56,7 @@ def trace_summary(trace: Trace, id_prefix: str) -> html.Div:
             [
                 _fact("Format", trace["format"] or "—"),
                 _fact("Devices", devices),
-                _fact("Duration", format_duration_ns(trace["duration_ns"])),
+                _fact("Duration", trace_duration(trace)),
                 _fact("Events", format_count(sum(counts.values())) if counts else "—"),
                 _fact("Size", format_bytes(trace["size_bytes"])),
                 _fact("Project", trace["project"]),

@@ -76,13 +76,18 @@ def findings_list(findings: Sequence[JSON], element_id: str) -> html.Div | html.
     return html.Ul(items, className="findings", id=element_id)
 
 
-def phase_memory_table(phases: Sequence[JSON]) -> html.Table | html.Div:
-    """Peak allocated and reserved memory per training phase and device."""
+NO_MEMORY = (
+    "Memory was not profiled (torch.profiler's profile_memory=True records the allocator), "
+    "so there is no per-phase peak."
+)
+NO_PHASES = "No forward/backward/optimizer phases were annotated, so there is no per-phase peak."
+
+
+def phase_memory_table(phases: Sequence[JSON], memory_profiled: bool) -> html.Table | html.Div:
+    """Peak allocated and reserved memory per training phase and device; when there is
+    none, the part that is really missing: the memory samples, else the phases."""
     if not phases:
-        return html.Div(
-            "No forward/backward/optimizer phases were annotated, so there is no per-phase peak.",
-            className="muted",
-        )
+        return html.Div(NO_PHASES if memory_profiled else NO_MEMORY, className="muted")
     columns = ("Phase", "Device", "Duration", "Peak allocated", "Peak reserved")
     head = html.Thead(html.Tr([html.Th(c) for c in columns]))
     rows = [

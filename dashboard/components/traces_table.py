@@ -9,7 +9,8 @@ from dash import dcc, html
 
 from dashboard.api_client import Trace
 from dashboard.components.status_badge import progress_bar, status_badge
-from dashboard.format import format_bytes, format_count, format_duration_ns, format_timestamp
+from dashboard.components.trace_summary import trace_duration
+from dashboard.format import format_bytes, format_count, format_timestamp
 
 COLUMNS = ("Name", "Status", "Format", "Size", "Events", "Duration", "Created", "")
 
@@ -51,7 +52,7 @@ def _row(trace: Trace) -> html.Tr:
             html.Td(trace["format"] or "—"),
             html.Td(format_bytes(trace["size_bytes"]), className="num"),
             _events_cell(trace),
-            html.Td(format_duration_ns(trace["duration_ns"]), className="num"),
+            html.Td(trace_duration(trace), className="num"),
             html.Td(format_timestamp(trace["created_at"]), className="nowrap muted"),
             html.Td(dcc.Link("Open →", href=href, className="open-link")),
         ],

@@ -41,6 +41,7 @@ LABELS: dict[tuple[str, str], str] = {
     ("Memory Throughput", "%"): "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
     ("Memory Throughput", "rate"): "dram__bytes.sum.per_second",
     ("Compute (SM) Throughput", "%"): "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    ("DRAM Throughput", "%"): "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
     ("SM Frequency", "rate"): "sm__cycles_elapsed.avg.per_second",
     ("DRAM Frequency", "rate"): "dram__cycles_elapsed.avg.per_second",
     ("Memory Frequency", "rate"): "dram__cycles_elapsed.avg.per_second",

@@ -168,6 +168,48 @@ def device_peaks(m: Metrics) -> dict[str, float]:
     return out
 
 
+# FLOP per SM per clock by compute capability, for pages that omit ncu's `.peak_sustained`
+# metrics (details, summary): the `.peak_sustained` values of a raw page of an H200
+# (tests/data/ncu/gemm_elementwise_raw.csv) divided by its 132 SMs, times the FLOP per
+# instruction (2 per fma, 4 per half2 fma): ffma 128, dfma 64, hfma 128, bf16 tensor 4096.
+PER_SM_CLOCK: dict[str, dict[str, float]] = {
+    "9.0": {"fp32": 256.0, "fp64": 128.0, "fp16": 512.0, "tensor": 4096.0},
+}
+MIN_DRAM_PCT = 1.0  # below this, a 2-decimal % gives too rough a peak bandwidth
+
+
+def derived_peaks(m: Metrics, compute_capability: str) -> dict[str, float]:
+    """Peaks for a launch whose page lacks ncu's peak metrics (details, summary).
+
+    FLOP/s: SM count x the SM clock during the launch x the compute capability's FLOP per
+    SM per clock (`PER_SM_CLOCK`; none for other capabilities). DRAM bytes/s: the bytes/s
+    the launch achieved divided by its "DRAM Throughput" %, which ncu defines as the share
+    of that very peak.
+
+    >>> m = {"device__attribute_multiprocessor_count": 132.0,
+    ...      "sm__cycles_elapsed.avg.per_second": 1.5e9, "dram__bytes.sum": 2e6,
+    ...      "gpu__time_duration.sum": 1000.0,
+    ...      "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 50.0}
+    >>> derived_peaks(m, "9.0")["peak_flops_fp32"], round(derived_peaks(m, "7.0")[
+    ...     "peak_dram_bytes_per_s"])
+    (50688000000000.0, 4000000000000)
+    """
+    out: dict[str, float] = {}
+    sms = m.get("device__attribute_multiprocessor_count")
+    sm_hz = m.get("sm__cycles_elapsed.avg.per_second")
+    rates = PER_SM_CLOCK.get(compute_capability.strip())
+    if sms and sm_hz and rates:
+        out.update({f"peak_flops_{k}": sms * sm_hz * per for k, per in rates.items()})
+    pct = m.get("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed")
+    rate = m.get("dram__bytes.sum.per_second")
+    nbytes, dur = m.get("dram__bytes.sum"), m.get("gpu__time_duration.sum")
+    if rate is None and nbytes is not None and dur:
+        rate = nbytes / (dur * 1e-9)
+    if pct is not None and pct >= MIN_DRAM_PCT and rate:
+        out["peak_dram_bytes_per_s"] = rate / (pct / 100.0)
+    return out
+
+
 def _first(m: Metrics, *names: str) -> float | None:
     return next((m[n] for n in names if n in m), None)
 

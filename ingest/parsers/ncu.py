@@ -8,9 +8,11 @@ ignored and listed once in the report's warnings.
 
 Each kernel launch becomes one kernel event. ncu replays launches one at a time and records
 no timestamps, so ``start_ns`` is the launch's place on a serialised timeline (the sum of
-the durations before it). A per-kernel summary row becomes one event whose numbers are the
-averages over its ``invocations`` (also in args, with ``duration_min_ns`` and
-``duration_max_ns``).
+the durations before it), and ``TraceMeta.metadata["timeline"]`` is False so that nothing
+timeline-derived (utilisation, idle time, overlap) is computed from it. A per-kernel summary
+row becomes one event whose numbers are the averages over its ``invocations`` (also in args,
+with ``duration_min_ns`` and ``duration_max_ns``); the kernel stats count it as that many
+launches.
 
 Event args (the roofline view of the trace pages reads them): ``duration_ns``,
 ``flops_fp64``, ``flops_fp32``, ``flops_fp16``, ``flops_tensor`` (FLOP per launch),
@@ -22,7 +24,8 @@ thread``, ``shared memory``, ``static shared memory``, ``dynamic shared memory``
 `Device.properties` keys: ``peak_flops_fp64``, ``peak_flops_fp32``, ``peak_flops_fp16``,
 ``peak_flops_tensor`` (dense bf16/fp16 tensor), ``peak_dram_bytes_per_s``, as ncu's roofline
 charts compute them (peak per cycle x the clock during the launch; the highest over the
-file's launches), plus ``compute_capability`` and ``sm_count``.
+file's launches), plus ``compute_capability`` and ``sm_count``; on pages without ncu's
+peak metrics they are derived (`derived_peaks`) and ``peak_source`` says so.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from typing import Any
 from ingest.errors import ParseError
 from ingest.events import Device, Event, EventKind, ParseReport, TraceFormat, TraceMeta
 from ingest.parsers import _ncu_csv as table
-from ingest.parsers._ncu_metrics import device_peaks, launch_args
+from ingest.parsers._ncu_metrics import derived_peaks, device_peaks, launch_args
 from ingest.tools import (
     ExternalTools,
     import_ncu_csv,
@@ -45,6 +48,9 @@ from ingest.tools import (
 )
 
 _DIMS = re.compile(r"-?\d+")
+DERIVED_SOURCE = (
+    "peaks derived from ncu's SM clock, SM count and DRAM throughput share (details/summary page)"
+)
 
 
 def parse(
@@ -79,7 +85,10 @@ def parse(
     except BaseException:
         remove_workdir(workdir)
         raise
-    meta = TraceMeta(format=TraceFormat.NCU_CSV, metadata={"ncu_page": opened.page})
+    # The serial "timeline" is made up: no time split or gap may be derived from it.
+    meta = TraceMeta(
+        format=TraceFormat.NCU_CSV, metadata={"ncu_page": opened.page, "timeline": False}
+    )
     return meta, _events(opened, meta, report, workdir)
 
 
@@ -139,20 +148,31 @@ def _to_event(launch: table.Launch, clock: int, report: ParseReport) -> Event | 
 
 
 def _note_device(devices: dict[int, Device], launch: table.Launch) -> None:
-    """Keep the device's name and, per peak, the highest value ncu reported."""
+    """Keep the device's name and, per peak, the highest value ncu reported.
+
+    The details and summary pages carry neither the device's name nor ncu's peak metrics:
+    the name is then made of what they do carry (compute capability, SM count), and the
+    peaks are derived from the clocks and throughput shares (`derived_peaks`)."""
     index = _int(launch.ids.get("Device", "")) or 0
     device = devices.setdefault(index, Device(index=index))
+    cc = launch.ids.get("CC", "")
+    sm_count = launch.metrics.get("device__attribute_multiprocessor_count")
     name = launch.text.get("device__attribute_display_name")
     if name and not device.name:
         device.name = name
     props = device.properties
-    if launch.ids.get("CC"):
-        props["compute_capability"] = launch.ids["CC"]
-    sm_count = launch.metrics.get("device__attribute_multiprocessor_count")
+    if cc:
+        props["compute_capability"] = cc
     if sm_count is not None:
         props["sm_count"] = int(sm_count)
-    for key, value in device_peaks(launch.metrics).items():
+    peaks = device_peaks(launch.metrics)
+    if not peaks and (peaks := derived_peaks(launch.metrics, cc)):
+        props["peak_source"] = DERIVED_SOURCE
+    for key, value in peaks.items():
         props[key] = max(value, props.get(key, 0.0))
+    if not device.name and not name and cc:
+        sms = f", {int(sm_count)} SMs" if sm_count else ""
+        device.name = f"NVIDIA GPU (compute capability {cc}{sms})"
 
 
 def _dims(text: str, m: table.Metrics, kind: str) -> list[int] | None:

@@ -4,7 +4,7 @@
 (kernels in `TraceStats`, the rest in the tracks here) and classifies each distinct name
 once. Everything else happens in `finish`: sorts and sweeps over those columns.
 
-Public surface: `SummaryBuilder`, `MAX_GAPS`.
+Public surface: `SummaryBuilder`, `MAX_GAPS`, `has_timeline`.
 """
 
 from __future__ import annotations
@@ -106,10 +106,16 @@ class SummaryBuilder:
         parents, context = self._cpu.sweep(questions)
         runtime = self._runtime_index()
         launch = self._launch(parents, runtime)
+        timeline = has_timeline(meta)
+        if not timeline:
+            for device in devices:
+                device["time"] = None
+            gaps = {}
         summary: Summary = {
             "version": SUMMARY_VERSION,
             "events": sum(self.stats.counts.values()),
-            "gpu": self._gpu(devices),
+            "timeline": timeline,
+            "gpu": self._gpu(devices, timeline),
             "devices": devices,
             "steps": self._annotations.steps(self._launched(runtime)),
             "launch": launch,
@@ -187,13 +193,14 @@ class SummaryBuilder:
             )
         return devices, gaps
 
-    def _gpu(self, devices: list[DeviceSummary]) -> GpuSummary:
-        splits: list[TimeSplit] = [d["time"] for d in devices]
+    def _gpu(self, devices: list[DeviceSummary], timeline: bool) -> GpuSummary:
+        splits: list[TimeSplit] = [d["time"] for d in devices if d["time"] is not None]
+        time = add_splits(splits) if splits else add_splits([_empty_split()])
         return {
             "devices": len(devices),
             "kernels": len(self.stats.k_dur),
             "kernel_ns": self.stats.kernel_ns,
-            "time": add_splits(splits) if splits else add_splits([_empty_split()]),
+            "time": time if timeline else None,
         }
 
     def _runtime_index(self) -> dict[Any, int]:
@@ -271,6 +278,12 @@ class SummaryBuilder:
             "rule": FUSION_RULE,
             "by_pattern": dict(sorted(by_pattern.items(), key=lambda kv: -kv[1])),
         }
+
+
+def has_timeline(meta: TraceMeta) -> bool:
+    """Whether the events' times are real; a parser that lays events on a made-up serial
+    timeline (Nsight Compute) sets `metadata["timeline"] = False`."""
+    return meta.metadata.get("timeline") is not False
 
 
 def _idle_gaps(

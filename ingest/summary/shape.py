@@ -63,7 +63,7 @@ class DeviceSummary(TypedDict):
     rank: int | None
     streams: list[int]  # streams with kernel/memcpy/memset activity, ascending
     kernels: int  # number of kernel launches
-    time: TimeSplit
+    time: TimeSplit | None  # None when the trace has no timeline (Summary.timeline)
 
 
 class GpuSummary(TypedDict):
@@ -72,7 +72,7 @@ class GpuSummary(TypedDict):
     devices: int
     kernels: int
     kernel_ns: int  # sum of kernel durations (the denominator of kernel `pct`)
-    time: TimeSplit  # span_ns here is the sum of per-device spans
+    time: TimeSplit | None  # span_ns is the sum of per-device spans; None without a timeline
 
 
 class Step(TypedDict):
@@ -214,6 +214,9 @@ class Summary(TypedDict):
 
     version: int  # SUMMARY_VERSION
     events: int  # events added
+    # False when the file records no times (Nsight Compute replays kernels one by one): then
+    # no time split, idle gap or launch delay is derived from its made-up serial timeline.
+    timeline: bool
     gpu: GpuSummary
     devices: list[DeviceSummary]  # by rank, then device
     steps: StepSummary

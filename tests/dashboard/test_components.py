@@ -109,4 +109,4 @@ def test_summary_leads_with_the_error_of_a_failed_trace() -> None:
 
 def test_summary_facts() -> None:
     texts = _texts(trace_summary(_trace(), "trace-detail"))
-    assert {"0: NVIDIA H200", "6.41 ms", "234", "15.3 KB", "torch_profiler"} <= set(texts)
+    assert {"GPU 0: NVIDIA H200", "6.41 ms", "234", "15.3 KB", "torch_profiler"} <= set(texts)

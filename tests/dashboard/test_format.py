@@ -123,3 +123,21 @@ def test_shorten_kernel_name(name: str, short: str) -> None:
 def test_shorten_kernel_name_respects_max_len(max_len: int) -> None:
     for name in (FILL, COPY, CUTLASS, SPLIT_K):
         assert len(shorten_kernel_name(name, max_len)) <= max_len
+
+
+def test_peak_memory_tile_has_no_exponent() -> None:
+    """A peak-memory SLA (bytes, from the H200 bench: 4,093,423,616 B) reads as a number,
+    not `4.093e+09`, and as bytes wherever the unit is known."""
+    from dashboard.components.sla_tile import sla_tile
+    from dashboard.format import format_value
+
+    peak = 4_093_423_616.0
+    tile = sla_tile({
+        "id": "x", "name": "peak memory", "project": "p", "benchmark": "b",
+        "metric": "train_peak_mem_bytes", "statistic": "p50", "rule": "absolute", "op": "<=",
+        "branch": "", "severity": "warning", "status": "pass", "last_observed": peak,
+        "last_threshold": 5e9, "sparkline": [peak], "status_changed_at": None,
+    })  # fmt: skip
+    assert "e+" not in tile
+    assert "4,093,423,616" in tile and "5,000,000,000" in tile
+    assert format_value(peak, "B") == format_bytes(peak) == "4.1 GB"

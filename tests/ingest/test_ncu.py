@@ -7,11 +7,12 @@ of any profiler; the elementwise add moves 3 x 256 MiB through DRAM for 64 Mi FM
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
 
-from ingest import Event, EventKind, ParseError, UnsupportedFormatError, parse_file
+from ingest import Event, EventKind, ParseError, TraceStats, UnsupportedFormatError, parse_file
 from ingest.events import ParseReport, TraceFormat
 from ingest.parsers import ncu
 from ingest.tools import ExternalTools
@@ -92,6 +93,73 @@ def test_summary_page_holds_averages_over_invocations() -> None:
         assert e.args is not None
         assert e.args["aggregate"] == "average" and e.args["invocations"] == 2
         assert e.args["duration_min_ns"] <= e.dur_ns <= e.args["duration_max_ns"]
+
+
+def _summary_durations(path: Path) -> dict[str, tuple[int, float, float, float]]:
+    """Kernel name -> (Invocations, Average, Minimum, Maximum ns) of the "Duration" rows,
+    read with the csv module alone."""
+    with path.open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["Metric Name"] == "Duration"]
+    assert {r["Metric Unit"] for r in rows} == {"us"}
+    return {
+        r["Kernel Name"]: (int(r["Invocations"]),
+                           *(1000 * float(r[c]) for c in ("Average", "Minimum", "Maximum")))
+        for r in rows
+    }  # fmt: skip
+
+
+def test_summary_rows_count_their_invocations_in_kernel_stats() -> None:
+    path = NCU / "gemm_elementwise_summary.csv"
+    stats = TraceStats()
+    for event in parse_file(path).events:
+        stats.add(event)
+    want = _summary_durations(path)
+    got = {k.name: k for k in stats.kernels()}
+    assert got.keys() == want.keys()
+    for name, (invocations, average, minimum, maximum) in want.items():
+        k = got[name]
+        assert k.count == invocations, name
+        assert k.total_ns == invocations * round(average)
+        assert (k.mean_ns, k.min_ns, k.max_ns) == (round(average), round(minimum), round(maximum))
+    assert stats.counts["kernel"] == sum(w[0] for w in want.values())
+
+
+def _raw_page_peaks() -> dict[str, float]:
+    """ncu's own roofline peaks in the raw page (its `.peak_sustained` metrics times the
+    clock during the launch), the highest over the launches, read with the csv module."""
+    lines = (NCU / "gemm_elementwise_raw.csv").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    header, _units, *launches = list(csv.reader(lines[start:]))
+    inst = "sm__sass_thread_inst_executed_op_{}_pred_on.sum.peak_sustained"
+    tensor = "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"
+    peaks: dict[str, float] = {}
+    for row in launches:
+        m = dict(zip(header, row, strict=True))
+        sm_hz = float(m["sm__cycles_elapsed.avg.per_second"])
+        for key, value in {
+            "peak_flops_fp32": 2 * float(m[inst.format("ffma")]) * sm_hz,
+            "peak_flops_fp64": 2 * float(m[inst.format("dfma")]) * sm_hz,
+            "peak_flops_fp16": 4 * float(m[inst.format("hfma")]) * sm_hz,
+            "peak_flops_tensor": float(m[tensor]) * sm_hz,
+            "peak_dram_bytes_per_s": float(m["dram__bytes.sum.peak_sustained"])
+            * float(m["dram__cycles_elapsed.avg.per_second"]),
+        }.items():
+            peaks[key] = max(value, peaks.get(key, 0.0))
+    return peaks
+
+
+@pytest.mark.parametrize("page", ["details", "summary"])
+def test_pages_without_peak_metrics_still_name_the_device_and_its_peaks(page: str) -> None:
+    """The details and summary pages carry no device name and no `.peak_sustained` metric:
+    the device is named by compute capability and SM count, and the peaks derived from the
+    clocks and throughput shares agree with ncu's own peaks of the raw page of the same
+    workload (a separate profiling run, so to 1%)."""
+    parsed = parse_file(NCU / f"gemm_elementwise_{page}.csv")
+    list(parsed.events)
+    (device,) = parsed.meta.devices
+    assert device.name == "NVIDIA GPU (compute capability 9.0, 132 SMs)"
+    for key, want in _raw_page_peaks().items():
+        assert device.properties[key] == pytest.approx(want, rel=0.01), key
 
 
 @pytest.mark.skipif(not CORPUS_H200.is_dir(), reason="../shared/corpus absent")

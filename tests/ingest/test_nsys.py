@@ -67,6 +67,19 @@ def test_kernel_stats_equal_nsys_stats(export: Path, reference: Path) -> None:
     assert sorted(got) == sorted(want)  # and every other kernel too
 
 
+@pytest.mark.parametrize(("export", "reference"), CASES)
+def test_kernel_p50_is_the_median_nsys_stats_reports(export: Path, reference: Path) -> None:
+    """p50 is nsys's "Med" (numpy.median: the mean of the two middle values of an even
+    count), floored to the ns; a lower median is off by half the middle gap."""
+    _, stats = _read(export)
+    with reference.open(newline="") as f:
+        want = {r["Name"]: float(r["Med (ns)"]) for r in csv.DictReader(f)}
+    got = {k.name: k.p50_ns for k in stats.kernels()}
+    assert got.keys() == want.keys()
+    for name, med in want.items():
+        assert got[name] == int(med), name  # Med is exact; ".5" only for even counts
+
+
 def test_copies_kinds_bytes_and_host_memory() -> None:
     events, _ = _read(NSYS / "copies.sqlite")
     copies = [e for e in events if e.kind is EventKind.MEMCPY]

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import csv
+import tarfile
 import zipfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ import pytest
 from ingest import Event, EventKind, ParseError, TraceFormat, TraceStats, parse_file
 from ingest.events import ParseReport
 from ingest.parsers.rocprof import parse_folder
+from tests.conftest import CORPUS
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rocprof"
 RUN = DATA / "v3_csv" / "host1" / "4242"
@@ -201,3 +205,50 @@ def test_archive_with_traversal_or_a_bomb_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ParseError, match=r"exceed the 1048576-byte limit.*bomb\.zip"):
         parse_file(bomb, max_bytes=1 << 20)
     assert not (tmp_path / "4242_hip_api_trace.csv").exists()
+
+
+def _tar_set(path: Path, files: dict[str, Path]) -> Path:
+    with tarfile.open(path, "w:gz") as tf:
+        for name, src in files.items():
+            tf.add(src, f"run/{name}")
+    return path
+
+
+V3_DOCS = CORPUS / "rocprofv3"
+
+
+@pytest.mark.skipif(not V3_DOCS.is_dir(), reason="../shared/corpus absent")
+def test_a_set_on_two_clocks_is_refused_naming_both_files(tmp_path: Path) -> None:
+    """SDK 0.5's documented kernel and copy traces share a run prefix but come from two
+    sessions: their BOOTTIME timestamps (read here with the csv module) are 8,804,374 s
+    apart, which merged would be an 8.8-million-second trace."""
+    kernels, copies = (
+        V3_DOCS / f"sdk_v0.5.0_docs__{t}.csv" for t in ("kernel_trace", "memory_copy_trace")
+    )
+    starts = {}
+    for path in (kernels, copies):
+        with path.open(newline="") as f:
+            starts[path] = [int(r["Start_Timestamp"]) for r in csv.DictReader(f)]
+    gap_s = (min(starts[kernels]) - max(starts[copies])) / 1e9
+    assert gap_s > 8_000_000
+    named = {"1_kernel_trace.csv": kernels, "1_memory_copy_trace.csv": copies}
+    archive = _tar_set(tmp_path / "set.tar.gz", named)
+    with pytest.raises(
+        ParseError, match=r"1_memory_copy_trace\.csv .* and run/1_kernel_trace\.csv .* s apart"
+    ):
+        _read(archive)
+
+
+def test_tables_are_recognised_by_content_not_name(tmp_path: Path) -> None:
+    """A run whose files lost their `.csv` names is still read, by their headers."""
+    named = {
+        "kernels.txt": RUN / "4242_kernel_trace.csv",
+        "copies": RUN / "4242_memory_copy_trace.csv",
+    }
+    _, events = _read(_tar_set(tmp_path / "renamed.tar.gz", named))
+    with (RUN / "4242_kernel_trace.csv").open(newline="") as f:
+        kernels = sum(1 for _ in csv.DictReader(f))
+    with (RUN / "4242_memory_copy_trace.csv").open(newline="") as f:
+        copies = sum(1 for _ in csv.DictReader(f))
+    kinds = Counter(e.kind for e in events)
+    assert (kinds[EventKind.KERNEL], kinds[EventKind.MEMCPY]) == (kernels, copies)

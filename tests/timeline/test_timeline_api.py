@@ -131,3 +131,29 @@ def test_amd_lanes_are_labelled_by_queue(
     ]
     gpu = [label for label in labels if label.startswith("GPU")]
     assert gpu and all("queue" in label for label in gpu if "annotations" not in label), labels
+
+
+def _sync_trace(stream: int) -> bytes:
+    """A kernel on stream 7 and a device-wide "Context Sync" whose stream is `stream`, the
+    way CUPTI's -1 reaches a Kineto file (as -1, or printed unsigned as 2^32 - 1)."""
+    import json
+
+    sync = {"ph": "X", "cat": "cuda_sync", "name": "Context Sync", "pid": 0, "tid": stream,
+            "ts": 20.0, "dur": 5.0, "args": {"cuda_sync_kind": "Context Sync",
+                                             "stream": stream, "device": 0}}  # fmt: skip
+    kernel = {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10.0,
+              "dur": 5.0, "args": {"stream": 7, "device": 0, "correlation": 1}}  # fmt: skip
+    return json.dumps({"traceEvents": [kernel, sync]}).encode()
+
+
+def test_a_sync_without_a_stream_is_named_so(
+    client: TestClient, engine: Engine, settings: Settings
+) -> None:
+    for stream in (-1, 4294967295):
+        accepted = client.post(
+            "/api/v1/traces", files={"file": ("sync.json", _sync_trace(stream))}
+        ).json()
+        assert ingest_trace(engine=engine, settings=settings, trace_id=accepted["id"]) == "ready"
+        body = client.get(f"/api/v1/traces/{accepted['id']}/timeline").json()
+        labels = sorted(lane["label"] for lane in body["lanes"])
+        assert labels == ["GPU 0 · event/context/device syncs (no stream)", "GPU 0 · stream 7"]

@@ -87,6 +87,14 @@ def test_low_fusion(pct: float, kernels: int, fires: bool) -> None:
     assert ("low_fusion" in _rules(summary)) is fires
 
 
+def test_torch_compile_advice_only_for_pytorch_traces() -> None:
+    summary = _summary(gpu={"kernels": 1963, "time": _time()}, fusion={"fused_pct": 2.0})
+    other = _rules(summary)["low_fusion"].text  # e.g. llama.cpp through rocprof
+    torch = _rules(summary, facts=f.Facts(pytorch=True))["low_fusion"].text
+    assert "torch.compile" not in other and other.startswith("Only 2% of GPU kernel time")
+    assert "torch.compile" in torch
+
+
 def test_step_spread() -> None:
     steps = {"cpu": {"p50_ns": 10_000_000, "p95_ns": 13_000_000}}
     assert _rules(_summary(steps=steps))["step_spread"].value == pytest.approx(30.0)

@@ -5,13 +5,14 @@ its condition holds, and says so with the number that triggered it. Rules never 
 file they look at; thresholds are the constants below, and each rule is unit-tested on a
 constructed summary on both sides of its threshold.
 
-Public surface: `derive_findings`, `compute_findings`, `RULES`.
+Public surface: `derive_findings`, `compute_findings`, `RULES`, `Facts`.
 """
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, or_, select
 
 from backend.models import KernelStatRecord
 from backend.models.trace_views import Finding, FindingsPublic, MemorySeries
@@ -31,10 +32,24 @@ STEP_SPREAD_PCT = 20.0
 FRAGMENTATION_PCT = 30.0
 LAUNCH_BOUND_NS = 20_000
 
-Rule = Callable[[dict[str, Any], list[tuple[str, float]], list[MemorySeries]], Finding | None]
+# Kernel names only PyTorch's own kernels (ATen) and Inductor's generated ones carry.
+PYTORCH_KERNEL_MARKS = ("at::native::", "triton_")
 
 
-def _gpu_idle(s: dict[str, Any], _k: Any, _m: Any) -> Finding | None:
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What the trace is, beyond its numbers: advice for one framework is given only to
+    traces that framework produced (a llama.cpp HIP trace gets no torch.compile tip)."""
+
+    pytorch: bool = False
+
+
+Rule = Callable[
+    [dict[str, Any], list[tuple[str, float]], list[MemorySeries], Facts], Finding | None
+]
+
+
+def _gpu_idle(s: dict[str, Any], _k: Any, _m: Any, _f: Facts) -> Finding | None:
     idle = sv.number(s, "gpu", "time", "idle_pct")
     if idle is None or idle < IDLE_PCT:
         return None
@@ -50,7 +65,7 @@ def _gpu_idle(s: dict[str, Any], _k: Any, _m: Any) -> Finding | None:
     return Finding(rule="gpu_idle", severity="warning", text=text, value=idle, unit="%")
 
 
-def _pageable(s: dict[str, Any], _k: Any, _m: Any) -> Finding | None:
+def _pageable(s: dict[str, Any], _k: Any, _m: Any, _f: Facts) -> Finding | None:
     pct = sv.number(s, "transfers", "h2d_pageable_pct")
     if pct is None or pct < PAGEABLE_PCT:
         return None
@@ -59,7 +74,7 @@ def _pageable(s: dict[str, Any], _k: Any, _m: Any) -> Finding | None:
     return Finding(rule="pageable_h2d", severity="warning", text=text, value=pct, unit="%")
 
 
-def _comm_overlap(s: dict[str, Any], _k: Any, _m: Any) -> Finding | None:
+def _comm_overlap(s: dict[str, Any], _k: Any, _m: Any, _f: Facts) -> Finding | None:
     pct = sv.number(s, "gpu", "time", "comm_compute_overlap_pct")
     if pct is None or pct >= LOW_OVERLAP_PCT:
         return None
@@ -69,7 +84,7 @@ def _comm_overlap(s: dict[str, Any], _k: Any, _m: Any) -> Finding | None:
     return Finding(rule="comm_overlap", severity="warning", text=text, value=pct, unit="%")
 
 
-def _copy_share(s: dict[str, Any], _k: Any, _m: Any) -> Finding | None:
+def _copy_share(s: dict[str, Any], _k: Any, _m: Any, _f: Facts) -> Finding | None:
     span = sv.number(s, "gpu", "time", "span_ns")
     copy = sv.number(s, "gpu", "time", "exclusive", "memcpy_ns")
     if not span or copy is None or 100.0 * copy / span < COPY_SHARE_PCT:
@@ -82,7 +97,9 @@ def _copy_share(s: dict[str, Any], _k: Any, _m: Any) -> Finding | None:
     return Finding(rule="copy_share", severity="warning", text=text, value=share, unit="%")
 
 
-def _dominant_kernel(_s: Any, kernels: list[tuple[str, float]], _m: Any) -> Finding | None:
+def _dominant_kernel(
+    _s: Any, kernels: list[tuple[str, float]], _m: Any, _f: Facts
+) -> Finding | None:
     if not kernels or kernels[0][1] < DOMINANT_KERNEL_PCT:
         return None
     name, pct = kernels[0]
@@ -91,17 +108,18 @@ def _dominant_kernel(_s: Any, kernels: list[tuple[str, float]], _m: Any) -> Find
     return Finding(rule="dominant_kernel", severity="info", text=text, value=pct, unit="%")
 
 
-def _fusion(s: dict[str, Any], _k: Any, _m: Any) -> Finding | None:
+def _fusion(s: dict[str, Any], _k: Any, _m: Any, facts: Facts) -> Finding | None:
     pct = sv.number(s, "fusion", "fused_pct")
     kernels = sv.number(s, "gpu", "kernels") or 0
     if pct is None or pct >= LOW_FUSION_PCT or kernels < FUSION_MIN_KERNELS:
         return None
-    text = (f"Only {pct:.0f}% of GPU kernel time is in fused kernels; torch.compile can "
-            "fuse elementwise chains")  # fmt: skip
+    text = f"Only {pct:.0f}% of GPU kernel time is in fused kernels"
+    if facts.pytorch:
+        text += "; torch.compile can fuse elementwise chains"
     return Finding(rule="low_fusion", severity="info", text=text, value=pct, unit="%")
 
 
-def _step_spread(s: dict[str, Any], _k: Any, _m: Any) -> Finding | None:
+def _step_spread(s: dict[str, Any], _k: Any, _m: Any, _f: Facts) -> Finding | None:
     p50, p95 = sv.number(s, "steps", "cpu", "p50_ns"), sv.number(s, "steps", "cpu", "p95_ns")
     if not p50 or p95 is None:
         return None
@@ -113,7 +131,7 @@ def _step_spread(s: dict[str, Any], _k: Any, _m: Any) -> Finding | None:
     return Finding(rule="step_spread", severity="info", text=text, value=spread, unit="%")
 
 
-def _launch_bound(s: dict[str, Any], _k: Any, _m: Any) -> Finding | None:
+def _launch_bound(s: dict[str, Any], _k: Any, _m: Any, _f: Facts) -> Finding | None:
     idle = sv.number(s, "gpu", "time", "idle_pct")
     p50 = sv.number(s, "launch", "delay", "p50_ns")
     if idle is None or p50 is None or idle < IDLE_PCT or p50 > LAUNCH_BOUND_NS:
@@ -125,7 +143,7 @@ def _launch_bound(s: dict[str, Any], _k: Any, _m: Any) -> Finding | None:
     return Finding(rule="launch_bound", severity="warning", text=text, value=p50, unit="ns")
 
 
-def _fragmentation(_s: Any, _k: Any, memory: list[MemorySeries]) -> Finding | None:
+def _fragmentation(_s: Any, _k: Any, memory: list[MemorySeries], _f: Facts) -> Finding | None:
     worst = max(
         (m for m in memory if m.fragmentation_at_peak_pct is not None),
         key=lambda m: m.fragmentation_at_peak_pct or 0.0,
@@ -149,6 +167,7 @@ def derive_findings(
     summary: dict[str, Any] | None,
     top_kernels: Sequence[tuple[str, float]] = (),
     memory: Sequence[MemorySeries] = (),
+    facts: Facts = Facts(),
 ) -> list[Finding]:
     """Every rule whose condition holds, warnings first.
 
@@ -156,9 +175,21 @@ def derive_findings(
         summary: the stored `ingest.summary.Summary` (a partial one is fine).
         top_kernels: (name, % of kernel time), largest first.
         memory: per-device memory series (for fragmentation).
+        facts: what made the trace (framework-specific advice needs it).
     """
-    found = [f for rule in RULES if (f := rule(summary or {}, list(top_kernels), list(memory)))]
+    s, k, m = summary or {}, list(top_kernels), list(memory)
+    found = [f for rule in RULES if (f := rule(s, k, m, facts))]
     return sorted(found, key=lambda f: f.severity != "warning")
+
+
+def _made_by_pytorch(session: Session, trace_id: str, fmt: str | None) -> bool:
+    """A torch.profiler trace, or any trace (nsys, rocprof...) with ATen/Inductor kernels."""
+    if fmt == "torch_profiler":
+        return True
+    name = col(KernelStatRecord.name)
+    marked = or_(*(name.contains(mark) for mark in PYTORCH_KERNEL_MARKS))
+    query = select(KernelStatRecord.name).where(KernelStatRecord.trace_id == trace_id, marked)
+    return session.exec(query.limit(1)).first() is not None
 
 
 def compute_findings(*, session: Session, trace_id: str) -> FindingsPublic:
@@ -175,5 +206,6 @@ def compute_findings(*, session: Session, trace_id: str) -> FindingsPublic:
         .limit(1)
     )
     memory = compute_memory(session=session, trace_id=trace_id).devices
-    items = derive_findings(trace.summary, [(n, p) for n, p in top], memory)
+    facts = Facts(pytorch=_made_by_pytorch(session, trace_id, trace.format))
+    items = derive_findings(trace.summary, [(n, p) for n, p in top], memory, facts)
     return FindingsPublic(trace_id=trace_id, items=items)

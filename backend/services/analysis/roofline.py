@@ -45,11 +45,12 @@ class _Acc:
     def __init__(self) -> None:
         self.count, self.time_ns, self.flops, self.bytes = 0, 0, 0.0, 0.0
 
-    def add(self, time_ns: int, flops: float, nbytes: float) -> None:
-        self.count += 1
-        self.time_ns += time_ns
-        self.flops += flops
-        self.bytes += nbytes
+    def add(self, time_ns: int, flops: float, nbytes: float, launches: int = 1) -> None:
+        """One event that stands for `launches` launches of these numbers each."""
+        self.count += launches
+        self.time_ns += time_ns * launches
+        self.flops += flops * launches
+        self.bytes += nbytes * launches
 
 
 def _device_roofs(devices: list[dict[str, Any]]) -> list[RooflineDevice]:
@@ -72,7 +73,7 @@ def _device_roofs(devices: list[dict[str, Any]]) -> list[RooflineDevice]:
                     name=name,
                     peak_dram_bytes_per_s=bw_value,
                     roofs=roofs,
-                    source="measured peaks in the trace",
+                    source=str(d.get("peak_source") or "measured peaks in the trace"),
                 )
             )
             continue
@@ -120,8 +121,16 @@ def _measured(session: Session, trace_id: str) -> dict[PointKey, _Acc]:
         if flops <= 0 or not args:
             continue
         precision = max(by_kind, key=by_kind.__getitem__).removeprefix("flops_")
-        points[(name, None, device, precision)].add(dur, flops, float(args["dram_bytes"]))
+        point = points[(name, None, device, precision)]
+        point.add(dur, flops, float(args["dram_bytes"]), _launches(args))
     return points
+
+
+def _launches(args: dict[str, Any]) -> int:
+    """How many launches an event stands for: an Nsight Compute summary row's
+    `invocations` (its numbers are per-launch averages), else 1."""
+    n = args.get("invocations")
+    return n if isinstance(n, int) and n > 0 else 1
 
 
 def _external_id(args: dict[str, Any] | None) -> Any:
@@ -225,9 +234,10 @@ def compute_roofline(
         roofs = _device_roofs(trace.devices)
         return RooflinePublic(trace_id=trace_id, kind="none", note=_note("none", trace, roofs),
                               devices=roofs, points=[], covered_time_share=0.0)  # fmt: skip
+    launches = func.coalesce(col(TraceEvent.args)["invocations"].as_integer(), 1)
     total_ns = int(
         session.exec(
-            select(func.coalesce(func.sum(TraceEvent.dur_ns), 0)).where(
+            select(func.coalesce(func.sum(TraceEvent.dur_ns * launches), 0)).where(
                 TraceEvent.trace_id == trace_id, TraceEvent.kind == "kernel"
             )
         ).one()

@@ -55,19 +55,28 @@ class RocFile:
 
     @property
     def run(self) -> str:
-        """The run this file belongs to: its folder plus its rocprof output prefix.
+        """The run this file belongs to: its folder plus its rocprof output prefix. A name
+        without rocprof's ``<prefix>_<table>`` form (a renamed file, recognised by its
+        content) names no run of its own: it belongs to its folder's.
 
         >>> RocFile("h/42/42_kernel_trace.csv", Path("x"), FileKind.CSV).run
         'h/42/42'
         >>> RocFile("out/results.stats.csv", Path("x"), FileKind.CSV).run
         'out/results'
+        >>> RocFile("out/kernels.txt", Path("x"), FileKind.CSV, Table.V3_KERNELS).run
+        'out'
         """
         pure = PurePosixPath(self.name)
         stem = pure.name
         for suffix in (*_EXTENSIONS, *_V1_SUFFIXES):
             stem = stem.removesuffix(suffix)
         m = _V3_SUFFIX.match(stem)
-        prefix = m.group("run") if m else stem
+        if m:
+            prefix = m.group("run")
+        elif stem == "results" or self.kind is not FileKind.CSV or self.table is None:
+            prefix = stem  # rocprof v1's results.* files, and JSON/rocpd files
+        else:
+            return str(pure.parent) if str(pure.parent) != "." else ""
         return str(pure.parent / prefix) if str(pure.parent) != "." else prefix
 
 
@@ -90,17 +99,22 @@ def classify_file(name: str, path: Path) -> RocFile:
         if V3_JSON_KEY in head:
             return RocFile(name, path, FileKind.V3_JSON)
         return RocFile(name, path, FileKind.V1_JSON if looks_like_v1_json(head) else FileKind.OTHER)
-    if name.lower().removesuffix(".gz").endswith(".csv"):
+    is_csv_name = name.lower().removesuffix(".gz").endswith(".csv")
+    first = stripped.split(b"\n", 1)[0]
+    if is_csv_name or (first.count(b",") >= 2 and b"\0" not in first):
+        # Content decides: a rocprof table renamed (or extracted without its extension) is
+        # still read; only a file *named* .csv is an error when its header is unknown.
         header = read_header(path, name)
         table = classify(header) if header else None
-        if table is None:
+        if table is not None:
+            return RocFile(name, path, FileKind.CSV, table, tuple(header))
+        if is_csv_name:
             shown = ",".join(header)[:120] if header else "nothing"
             raise CsvError(
                 f"unknown CSV header: no rocprof table starts with {shown!r}",
                 source=name,
                 location="line 1",
             )
-        return RocFile(name, path, FileKind.CSV, table, tuple(header))
     return RocFile(name, path, FileKind.OTHER)
 
 

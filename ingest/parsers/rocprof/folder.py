@@ -28,6 +28,46 @@ STATS_ONLY = (
     "kept in the trace metadata; per-dispatch events come from results.csv or *_kernel_trace.csv"
 )
 _COMPUTE_NAMES = ("pmc_perf.csv", "timestamps.csv")
+# Files of one run overlap in time; ranges further apart than this are different runs, or
+# different clocks (a rocprofv3 SDK 0.5 kernel trace and a copy trace of another session
+# are 102 days apart on their BOOTTIME clocks, which would make an 8.8-million-second trace).
+MAX_GAP_NS = 3600 * 10**9
+
+
+class _Clock:
+    """Each file's time range, checked against the files read before it."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.ranges: list[tuple[str, int, int]] = []
+
+    def watch(self, name: str, events: Iterable[Event]) -> Iterator[Event]:
+        """Yield `events`; refuse the file once it strays from the earlier files' span."""
+        lo = hi = None
+        for event in events:
+            end = event.start_ns + event.dur_ns
+            lo = event.start_ns if lo is None else min(lo, event.start_ns)
+            hi = end if hi is None else max(hi, end)
+            self._check(name, lo, hi)
+            yield event
+        if lo is not None and hi is not None:
+            self.ranges.append((name, lo, hi))
+
+    def _check(self, name: str, lo: int, hi: int) -> None:
+        for other, a, b in self.ranges:
+            gap = max(a - hi, lo - b)
+            if gap > MAX_GAP_NS:
+                raise ParseError(
+                    f"{name} ({_seconds(lo)}..{_seconds(hi)} s) and {other} "
+                    f"({_seconds(a)}..{_seconds(b)} s) are {gap / 1e9:,.0f} s apart: "
+                    "files of one rocprof run overlap in time, so these are different runs "
+                    "or different clocks; upload one run's output folder at a time",
+                    source=self.source,
+                )
+
+
+def _seconds(ns: int) -> str:
+    return f"{ns / 1e9:,.3f}"
 
 
 class _Run:
@@ -192,29 +232,39 @@ def _csv_set(run: _Run) -> Iterator[Event]:
 def _csv_events(
     run: _Run, tables: set[Table | None], counters: v3_csv.Counters, counter_rows: list[Any]
 ) -> Iterator[Event]:
+    """Every file's events, each file checked to share the others' clock (`_Clock`)."""
+    clock = _Clock(run.source)
+    for name, events in _csv_files(run, tables, counters, counter_rows):
+        yield from clock.watch(name, events)
+
+
+def _csv_files(
+    run: _Run, tables: set[Table | None], counters: v3_csv.Counters, counter_rows: list[Any]
+) -> Iterator[tuple[str, Iterable[Event]]]:
     for f in run.of(Table.DISPATCHES):
-        yield from iter_dispatches(run.table(f), run.devices)
+        yield f.name, iter_dispatches(run.table(f), run.devices)
     for f in run.of(Table.V3_KERNELS):
-        yield from v3_csv.iter_kernels(run.table(f), run.devices, counters)
+        yield f.name, v3_csv.iter_kernels(run.table(f), run.devices, counters)
     if Table.V3_KERNELS not in tables and counter_rows:
-        yield from v3_csv.iter_counter_dispatches(counter_rows, counters, run.devices, run.report)
+        names = ", ".join(f.name for f in run.of(Table.V3_COUNTERS))
+        yield names, v3_csv.iter_counter_dispatches(counter_rows, counters, run.devices, run.report)
     for f in run.of(Table.V3_COPIES):
-        yield from v3_csv.iter_copies(run.table(f), run.devices, run.report)
+        yield f.name, v3_csv.iter_copies(run.table(f), run.devices, run.report)
     for f in run.of(Table.V3_ALLOCATIONS):
-        yield from v3_csv.iter_allocations(run.table(f))
+        yield f.name, v3_csv.iter_allocations(run.table(f))
     for f in run.of(Table.V3_API):
-        yield from v3_csv.iter_api(run.table(f))
+        yield f.name, v3_csv.iter_api(run.table(f))
     for f in run.of(Table.V2_API):
-        yield from v2_csv.iter_api(run.table(f))
+        yield f.name, v2_csv.iter_api(run.table(f))
     for f in run.of(Table.V2_ROCTX):
-        yield from v2_csv.iter_roctx(run.table(f))
+        yield f.name, v2_csv.iter_roctx(run.table(f))
     for f in run.of(Table.V2_ASYNC):
-        yield from v2_csv.iter_async(run.table(f), run.report)
+        yield f.name, v2_csv.iter_async(run.table(f), run.report)
     for f in (f for f in run.files if f.kind is FileKind.V1_JSON):
         doc = v1_json.load(f.path, max_bytes=run.max_bytes, source=f.name)
         v1_json.read_devices(doc, run.devices)
         kernels = Table.DISPATCHES not in tables
-        yield from v1_json.iter_events(doc, run.devices, run.report, kernels=kernels)
+        yield f.name, v1_json.iter_events(doc, run.devices, run.report, kernels=kernels)
 
 
 def _family(run: _Run, tables: set[Table | None]) -> tuple[TraceFormat, str]:
