@@ -1,4 +1,5 @@
-"""Run the re-enqueue sweeper when an ingest worker starts, then every SWEEP_INTERVAL_S.
+"""Run the re-enqueue sweeper when an ingest worker starts, then every SWEEP_INTERVAL_S;
+each sweep also removes archive scratch folders that killed ingests left behind.
 
 A thread in the worker's main process rather than a Celery beat entry, so the embedded
 `perfdash serve` (one worker, no beat) sweeps too. Several workers sweeping at once is
@@ -17,6 +18,7 @@ from backend.core.config import get_settings
 from backend.core.db import get_engine
 from backend.core.task_names import INGEST_QUEUE
 from backend.services.requeue import sweep_traces
+from ingest.archive import remove_stale_scratch
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
@@ -30,6 +32,15 @@ def sweep_once() -> None:
         log.warning(
             "trace sweeper failed; next try in %ss", get_settings().sweep_interval_s, exc_info=True
         )
+    sweep_scratch()
+
+
+def sweep_scratch() -> None:
+    """Remove archive folders that killed workers left in TMPDIR: older than the hard time
+    limit plus the claim grace, so no live ingest's folder is touched."""
+    settings = get_settings()
+    for folder in remove_stale_scratch(settings.ingest_time_limit_s + settings.claim_grace_s):
+        log.warning("removed scratch folder %s left by a killed ingest", folder)
 
 
 def _loop() -> None:
