@@ -6,13 +6,12 @@ stored trace can never disagree. Public surface: `TraceAnalysis`.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ingest.errors import ParseError
-from ingest.events import Event, EventBlock, EventKind, TraceMeta
-from ingest.guard import EventGuard, check_time
+from ingest.events import Event, EventBlock, TraceMeta
+from ingest.guard import TIME_LIMIT_NS, EventGuard, check_columns, time_error
 from ingest.stats import KernelGroupStat, TraceStats
 from ingest.summary import SummaryBuilder
 
@@ -25,7 +24,6 @@ class TraceAnalysis:
         self._summary = SummaryBuilder(self.stats)  # shares the kernel columns, fed below
         self.events = 0
         self._guard = EventGuard()
-        self._span = [0, 0]  # times inside it have passed `check_time`
 
     def feed(self, items: Iterable[Event | EventBlock]) -> Iterator[Event | EventBlock]:
         """Yield every event (or parser's `EventBlock`) after accounting for it; a block is
@@ -39,52 +37,37 @@ class TraceAnalysis:
         """
         add_stats, add_summary = self.stats.add, self._summary.add
         stats_block, summary_block = self.stats.add_block, self._summary.add_block
-        guard, span = self._guard, self._span
+        guard = self._guard
         good = guard.good
         n = 0
         try:
             for item in items:
                 if isinstance(item, EventBlock):
-                    self._check_block(item, n)
+                    if not good.issuperset(item.name):
+                        item.name = guard.names(item.name, n, item.kind)
+                    names = item.name
+                    check_columns(
+                        item.kind, item.start_ns, item.dur_ns, names.__getitem__, "event", n
+                    )
                     stats_block(item)
                     summary_block(item)
                     n += len(item)
                 else:
                     if item.name not in good:
                         item.name = guard.name(item.name, n, item.kind)
-                    start = item.start_ns
-                    end = start + item.dur_ns
-                    if start < span[0] or end > span[1] or end < span[0]:
-                        self._extend(n, item.kind, item.name, start, end)
-                    add_stats(item)
+                    add_stats(item)  # checks the times (only when they extend the span)
                     add_summary(item)
                     n += 1
                 yield item
-        except OverflowError as e:  # a device, stream or correlation id past int64
-            raise ParseError(
-                f"an event holds an integer beyond 64 bits ({e})", location=f"event {n}"
-            ) from e
+            self.stats.check_kernel_times()
+        except OverflowError as e:  # a kernel's column (`array('q')`) refused a value
+            raise _overflow_error(item, n, e) from e
+        except ParseError as e:
+            if e.location is None:  # raised by `TraceStats.add` for event n
+                e.location = f"event {n}"
+            raise
         finally:
             self.events += n
-
-    def _check_block(self, block: EventBlock, first: int) -> None:
-        if not self._guard.good.issuperset(block.name):
-            block.name = self._guard.names(block.name, first, block.kind)
-        if not len(block):
-            return
-        ends = list(map(operator.add, block.start_ns, block.dur_ns))
-        for values in (block.start_ns, ends):
-            lo, hi = min(values), max(values)
-            if lo < self._span[0] or hi > self._span[1]:
-                i = values.index(lo if lo < self._span[0] else hi)
-                self._extend(first + i, block.kind, block.name[i], block.start_ns[i], ends[i])
-
-    def _extend(self, index: int, kind: EventKind, name: str, start: int, end: int) -> None:
-        """Widen the span seen so far to an event's, checking its times against the limit."""
-        check_time(start, "starts", index, kind, name)
-        check_time(end, "ends", index, kind, name)
-        self._span[0] = min(self._span[0], start, end)
-        self._span[1] = max(self._span[1], end)
 
     def drain(self, events: Iterable[Event | EventBlock]) -> None:
         """Account for every event without keeping them (the CLI's path)."""
@@ -98,3 +81,14 @@ class TraceAnalysis:
     def kernel_groups(self) -> list[KernelGroupStat]:
         """Kernel stats per stream, device, rank and launching CPU op (after `summary`)."""
         return self._summary.kernel_groups()
+
+
+def _overflow_error(item: Event | EventBlock, n: int, error: OverflowError) -> ParseError:
+    """Say which value of event `n` did not fit 64 bits: its time when that is the one."""
+    where = f"event {n}"
+    if isinstance(item, Event):
+        start, end = item.start_ns, item.start_ns + item.dur_ns
+        for value, what in ((start, "starts"), (end, "ends")):
+            if not -TIME_LIMIT_NS < value < TIME_LIMIT_NS:
+                return time_error(value, what, item.kind, item.name, where)
+    return ParseError(f"an event holds an integer beyond 64 bits ({error})", location=where)

@@ -10,15 +10,19 @@ pass every ingest makes, covers every format without each parser learning the ru
   the ingest with a `ParseError` that names the event (its position in the stream, kind,
   name and value).
 
-The check is cheap: names repeat, so each distinct name is looked at once (a set lookup per
-event after that); times are checked only when they extend the trace's span.
+The checks are cheap: names repeat, so each distinct name is looked at once (a set lookup
+per event after that); times are checked by `ingest.stats.TraceStats` where it already
+tracks the trace's span (only when an event extends it), and for kernels once over their
+columns when the stream ends.
 
-Public surface: `EventGuard`, `MAX_NAME_CHARS`, `TIME_LIMIT_NS`.
+Public surface: `EventGuard`, `time_error`, `check_columns`, `MAX_NAME_CHARS`,
+`TIME_LIMIT_NS`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 
 from ingest.errors import ParseError
 from ingest.events import EventKind
@@ -69,17 +73,38 @@ class EventGuard:
         return names if all(a is b for a, b in zip(fixed, names, strict=True)) else fixed
 
 
-def check_time(value: int, what: str, index: int, kind: EventKind, name: str) -> None:
-    """Raise when a start or end lies outside ±`TIME_LIMIT_NS`.
-
-    Raises:
-        ParseError: naming the event, its time and the limit.
-    """
-    if -TIME_LIMIT_NS < value < TIME_LIMIT_NS:
-        return
+def time_error(
+    value: int, what: str, kind: EventKind, name: str, where: str | None = None
+) -> ParseError:
+    """The error for a start or end outside ±`TIME_LIMIT_NS` (`where` may be filled in by
+    the caller that knows the event's place)."""
     shown = f"{value:.3e}" if abs(value) >= 10**20 else str(value)
-    raise ParseError(
+    return ParseError(
         f"a {kind.value} event ({name[:60]!r}) {what} at {shown} ns, outside the supported "
         f"range of ±2^62 ns (about 146 years)",
-        location=f"event {index}",
+        location=where,
     )
+
+
+def check_columns(
+    kind: EventKind,
+    starts: Sequence[int],
+    durs: Sequence[int],
+    name_of: Callable[[int], str],
+    what: str,
+    first: int = 0,
+) -> None:
+    """`time_error` for columns of events (a block, the kernels): only the extremes are
+    looked at, with builtins, so the check costs a pass in C, not one per row in Python.
+
+    Raises:
+        ParseError: located as `what` and the row's index plus `first`.
+    """
+    if not len(starts):
+        return
+    ends = list(map(operator.add, starts, durs))
+    for values, verb in ((starts, "starts"), (ends, "ends")):
+        for extreme in (min(values), max(values)):
+            if not -TIME_LIMIT_NS < extreme < TIME_LIMIT_NS:
+                i = values.index(extreme)
+                raise time_error(extreme, verb, kind, name_of(i), f"{what} {first + i}")

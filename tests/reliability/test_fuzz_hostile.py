@@ -60,13 +60,16 @@ def _nul_names(_: Path) -> tuple[str, bytes]:
     return "t.json.gz", _kineto(_kernel("a\x00b", **{"Input type": "x\x00"}), op)
 
 
-def _int64_ends(tmp_path: Path) -> tuple[str, bytes]:
-    first_row = f"(SELECT min(rowid) FROM {KERNEL_TABLE})"
-    return "t.sqlite", _nsys(
-        tmp_path,
-        f"UPDATE {KERNEL_TABLE} SET start = -9223372036854775808, "
-        f"end = 9223372036854775807 WHERE rowid = {first_row}",
-    )
+def _int64_ends(table: str) -> Callable[[Path], tuple[str, bytes]]:
+    def build(tmp_path: Path) -> tuple[str, bytes]:
+        first_row = f"(SELECT min(rowid) FROM {table})"
+        return "t.sqlite", _nsys(
+            tmp_path,
+            f"UPDATE {table} SET start = -9223372036854775808, "
+            f"end = 9223372036854775807 WHERE rowid = {first_row}",
+        )
+
+    return build
 
 
 # (id, builder(tmp_path) -> (file name, bytes), what the failure message must say, or None
@@ -85,7 +88,21 @@ CASES: list[Case] = [
         lambda _: ("t.json.gz", _kineto(_kernel(HUGE_NAME))),
         "kernel name is 41943040 characters long, over the 65536-character limit",
     ),
-    ("nsys rows at +-2^63", _int64_ends, "starts at -9223372036854775808 ns, outside"),
+    (
+        "cpu_op ts 1e300",
+        lambda _: ("t.json.gz", _kineto({**_kernel("op", ts=1e300), "cat": "cpu_op"})),
+        "cpu_op event ('op') ends at 1.000e+303 ns, outside",
+    ),
+    (
+        "nsys kernel at +-2^63",
+        _int64_ends(KERNEL_TABLE),
+        "starts at -9223372036854775808 ns, outside",
+    ),
+    (
+        "nsys runtime call at +-2^63",  # runtime calls come as columns (EventBlock)
+        _int64_ends("CUPTI_ACTIVITY_KIND_RUNTIME"),
+        "runtime event ('cuModuleGetLoadingMode') starts at -9223372036854775808 ns, outside",
+    ),
 ]
 
 
