@@ -52,11 +52,12 @@ def _copy(*, hashed: bool) -> None:
     old = sa.table('timeline_names_old', *(sa.column(c) for c in _COLUMNS))
     new_columns = (*_COLUMNS, 'name_key') if hashed else _COLUMNS
     new = sa.table('timeline_names', *(sa.column(c) for c in new_columns))
-    rows = [dict(r._mapping) for r in conn.execute(sa.select(old))]
-    if hashed:
-        for row in rows:
-            row['name_key'] = _key(row['name'])
-    if rows:
+    result = conn.execute(sa.select(old).execution_options(stream_results=True))
+    for part in result.mappings().partitions(10_000):  # memory stays one batch
+        rows = [dict(r) for r in part]
+        if hashed:
+            for row in rows:
+                row['name_key'] = _key(row['name'])
         conn.execute(sa.insert(new), rows)
 
 
