@@ -6,7 +6,8 @@ mutated inside and re-compressed), and truncations at every kind of offset. The 
 parsing either succeeds or raises an `IngestError` (what the worker turns into a `failed`
 trace); nothing else escapes, no case passes the deadline, and decompression stays under
 `max_bytes`. CI runs a few dozen cases per property; `PERFDASH_FUZZ_EXAMPLES=N` runs N
-(the long-run counts are in docs/RELIABILITY.md).
+(the long-run counts are in docs/RELIABILITY.md). Hostile but well-formed traces (huge or
+NUL names, far times) are stored through the real ingest path in `test_fuzz_hostile.py`.
 """
 
 from __future__ import annotations
