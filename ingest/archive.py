@@ -29,11 +29,13 @@ import zlib
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path, PurePosixPath
 from typing import IO
 
 from ingest._io import GZIP_MAGIC, read_head
 from ingest.errors import DiskFullError, ParseError, is_disk_full
+from ingest.tools import REPORT_PREFIX
 
 SCRATCH_PREFIX = "perfdash-archive-"
 
@@ -255,15 +257,16 @@ def _raise_if_disk_full(error: BaseException, source: str) -> None:
 
 
 def remove_stale_scratch(older_than_s: float, *, now: float | None = None) -> list[Path]:
-    """Delete extraction folders older than `older_than_s` (left by a worker that was killed
-    mid-ingest); return those removed.
+    """Delete extraction folders (and vendor-tool export folders, `ingest.tools`) older than
+    `older_than_s`, left by a worker that was killed mid-ingest; return those removed.
 
     Pass the ingest's hard time limit plus a grace: no live ingest is that old, so another
     worker's folder in a shared temporary directory is never touched.
     """
     cutoff = (time.time() if now is None else now) - older_than_s
     removed = []
-    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"):
+    root = Path(tempfile.gettempdir())
+    for folder in chain(root.glob(f"{SCRATCH_PREFIX}*"), root.glob(f"{REPORT_PREFIX}*")):
         try:
             if folder.is_dir() and not folder.is_symlink() and folder.stat().st_mtime < cutoff:
                 shutil.rmtree(folder)

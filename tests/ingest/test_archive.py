@@ -18,6 +18,7 @@ import pytest
 from ingest import parse_file
 from ingest.archive import SCRATCH_PREFIX, extracted, is_archive, remove_stale_scratch
 from ingest.errors import ParseError
+from ingest.tools import REPORT_PREFIX
 
 MiB = 1 << 20
 FILES = {"run/a.csv": b"x,y\n1,2\n", "run/sub/b.json": b"{}", "top.txt": b"hello"}
@@ -279,11 +280,12 @@ def test_stale_scratch_of_killed_ingests_is_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    old, fresh, other = (tmp_path / n for n in (f"{SCRATCH_PREFIX}a", f"{SCRATCH_PREFIX}b", "x"))
-    for folder in (old, fresh, other):
+    names = (f"{SCRATCH_PREFIX}a", f"{REPORT_PREFIX}r", f"{SCRATCH_PREFIX}b", "x")
+    old, report, fresh, other = (tmp_path / n for n in names)
+    for folder in (old, report, fresh, other):
         (folder / "sub").mkdir(parents=True)
     hour_ago = time.time() - 3600
-    for folder in (old, other):
+    for folder in (old, report, other):
         os.utime(folder, (hour_ago, hour_ago))
-    assert remove_stale_scratch(600) == [old]
-    assert not old.exists() and fresh.exists() and other.exists()
+    assert sorted(remove_stale_scratch(600)) == sorted([old, report])
+    assert not old.exists() and not report.exists() and fresh.exists() and other.exists()
