@@ -8,7 +8,7 @@ Public surface: `parse_file`, `ParsedTrace`, `Event`, `EventKind`, `TraceFormat`
 `SCHEMA_VERSION` / `PARSER_VERSION`.
 """
 
-from ingest.errors import IngestError, ParseError, UnsupportedFormatError
+from ingest.errors import DiskFullError, IngestError, ParseError, UnsupportedFormatError
 from ingest.events import (
     SCHEMA_VERSION,
     Device,
@@ -26,6 +26,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SUPPORTED_FORMATS",
     "Device",
+    "DiskFullError",
     "Event",
     "EventKind",
     "IngestError",

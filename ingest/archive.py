@@ -5,25 +5,39 @@ bytes, only regular files are written, and only under a fresh temporary folder t
 on exit. Sizes are counted while the bytes stream out, never taken from headers, so an archive
 bomb stops at the cap instead of filling the disk or the memory.
 
-Public surface: `extracted`, `is_archive`, `ArchiveMember`.
+Scratch space is bounded by the caller's `max_total_bytes` (the worker's
+`PERFDASH_ARCHIVE_SCRATCH_BYTES`) and removed on every exit: the `with` block's end, an
+error, or `ParsedTrace.close()`; a worker killed mid-ingest leaves a folder that
+`remove_stale_scratch` deletes later. A disk that fills while extracting raises
+`DiskFullError` (the server's problem), never "archive is corrupt" (the user's).
+
+Public surface: `extracted`, `is_archive`, `remove_stale_scratch`, `ArchiveMember`,
+`SCRATCH_PREFIX`.
 """
 
 from __future__ import annotations
 
+import errno
 import gzip
+import shutil
 import stat
 import tarfile
 import tempfile
+import time
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path, PurePosixPath
 from typing import IO
 
 from ingest._io import GZIP_MAGIC, read_head
-from ingest.errors import ParseError
+from ingest.errors import DiskFullError, ParseError, is_disk_full
+from ingest.tools import REPORT_PREFIX
+
+SCRATCH_PREFIX = "perfdash-archive-"
 
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 _TAR_MAGIC_OFFSET = 257
@@ -71,7 +85,7 @@ def extracted(
     Args:
         path: a ``.zip``, ``.tar`` or ``.tar.gz`` file (recognised by content).
         source: the name the user knows the archive by; every error quotes it.
-        max_total_bytes: cap on the sum of the extracted files' sizes.
+        max_total_bytes: cap on the sum of the extracted files' sizes (the scratch space).
         max_file_bytes: cap on one extracted file's size.
         max_files: cap on the number of entries (files and folders).
 
@@ -81,9 +95,10 @@ def extracted(
     Raises:
         ParseError: not an archive, truncated or corrupt, an unsafe member (path traversal,
             absolute path, link, device), too many entries, a size cap exceeded, or no files.
+        DiskFullError: the scratch disk filled up while extracting.
     """
     limits = _Limits(source, max_total_bytes, max_file_bytes, max_files)
-    with tempfile.TemporaryDirectory(prefix="perfdash-archive-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as tmp:
         root = Path(tmp)
         with path.open("rb") as f:
             magic = f.read(4)
@@ -154,7 +169,9 @@ class _Limits:
                         )
                     if self.total > self.max_total:
                         raise self.error(
-                            f"archive contents exceed the {self.max_total}-byte limit", name
+                            f"archive contents exceed the {self.max_total}-byte limit on "
+                            "scratch space (setting PERFDASH_ARCHIVE_SCRATCH_BYTES)",
+                            name,
                         )
                     out.write(chunk)
         except (FileExistsError, NotADirectoryError, IsADirectoryError) as e:
@@ -184,6 +201,7 @@ def _extract_zip(path: Path, root: Path, limits: _Limits) -> list[ArchiveMember]
                 with zf.open(info) as src:
                     members.append(limits.copy(src, root, name))
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as e:
+        _raise_if_disk_full(e, limits.source)
         raise limits.error(f"zip archive is truncated or corrupt: {e}", current) from e
     return members
 
@@ -224,5 +242,35 @@ def _extract_tar(path: Path, root: Path, limits: _Limits, *, gzipped: bool) -> l
                     raise limits.error("archive member has no data", current)
                 members.append(limits.copy(src, root, name))
         except (tarfile.TarError, zlib.error, EOFError, OSError) as e:
+            _raise_if_disk_full(e, limits.source)
             raise limits.error(f"tar archive is truncated or corrupt: {e}", current) from e
     return members
+
+
+def _raise_if_disk_full(error: BaseException, source: str) -> None:
+    if is_disk_full(error):
+        raise DiskFullError(
+            errno.ENOSPC,
+            f"the server's disk is full while extracting {source} into "
+            f"{tempfile.gettempdir()}; the upload is fine and the ingest will be retried",
+        ) from error
+
+
+def remove_stale_scratch(older_than_s: float, *, now: float | None = None) -> list[Path]:
+    """Delete extraction folders (and vendor-tool export folders, `ingest.tools`) older than
+    `older_than_s`, left by a worker that was killed mid-ingest; return those removed.
+
+    Pass the ingest's hard time limit plus a grace: no live ingest is that old, so another
+    worker's folder in a shared temporary directory is never touched.
+    """
+    cutoff = (time.time() if now is None else now) - older_than_s
+    removed = []
+    root = Path(tempfile.gettempdir())
+    for folder in chain(root.glob(f"{SCRATCH_PREFIX}*"), root.glob(f"{REPORT_PREFIX}*")):
+        try:
+            if folder.is_dir() and not folder.is_symlink() and folder.stat().st_mtime < cutoff:
+                shutil.rmtree(folder)
+                removed.append(folder)
+        except OSError:
+            continue  # removed meanwhile, or not ours to remove
+    return removed

@@ -1,10 +1,13 @@
 """Errors raised by `ingest`: one family, so callers catch `IngestError` and nothing else.
 
 Every error says what was wrong and where (byte offset or event index), because the
-message is shown verbatim to the person who uploaded the file.
+message is shown verbatim to the person who uploaded the file. The one exception is
+`DiskFullError`: the server's fault, not the file's, so it is no `IngestError`.
 """
 
 from __future__ import annotations
+
+import errno
 
 
 class IngestError(ValueError):
@@ -44,3 +47,27 @@ class ParseError(IngestError):
         if self.offset is not None:
             where.append(f"byte {self.offset}")
         return f"{self.message} ({', '.join(where)})" if where else self.message
+
+
+class DiskFullError(OSError):
+    """The server's disk (scratch space for archives, temporary files) is full.
+
+    Not an `IngestError`: the upload is not at fault, so the trace is not failed as a bad
+    file; the ingest is tried again later.
+    """
+
+
+_DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether `error`, or an error it was raised from, says the disk is full (ENOSPC, or a
+    quota: EDQUOT)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, DiskFullError) or (
+            isinstance(seen, OSError) and seen.errno in _DISK_FULL_ERRNOS
+        ):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -48,15 +48,31 @@ class ParsedTrace:
 
     Read it once, through either `events` (one `Event` at a time) or `items` (the parser's
     own stream, where a large table may come as `EventBlock` columns: the ingest's path).
+    `close()` (or `with`) frees what the parse holds on disk, such as an archive's extracted
+    folder, also when the events were never read.
     """
 
     meta: TraceMeta
     items: Items
     report: ParseReport = field(default_factory=ParseReport)
     events: Iterator[Event] = field(init=False)
+    scratch: ExitStack = field(default_factory=ExitStack)
 
     def __post_init__(self) -> None:
         self.events = flatten(self.items)
+
+    def close(self) -> None:
+        """Stop reading and remove the parse's scratch files (idempotent)."""
+        close = getattr(self.items, "close", None)
+        if close is not None:
+            close()
+        self.scratch.close()
+
+    def __enter__(self) -> ParsedTrace:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 def parse_file(
@@ -65,23 +81,28 @@ def parse_file(
     max_bytes: int = DEFAULT_MAX_DECOMPRESSED,
     source: str = "",
     tools: ExternalTools | None = None,
+    scratch_bytes: int | None = None,
 ) -> ParsedTrace:
     """Detect the format of `path` and start parsing it.
 
     Args:
         path: the file to read.
         max_bytes: cap on the decompressed size.
+        scratch_bytes: cap on the disk an archive's extracted files take (default
+            `max_bytes`).
         source: the name the user knows the file by (errors quote it); default `path.name`.
         tools: vendor tools (nsys, ncu) that turn binary reports into readable files.
 
     Raises:
         UnsupportedFormatError: unknown format, or a known one perfdash cannot read yet.
         ParseError: the file is malformed.
+        DiskFullError: the scratch disk filled while extracting an archive.
     """
     source = source or path.name
     report = ParseReport()
     if is_archive(path):
-        return _parse_archive(path, report, max_bytes=max_bytes, source=source)
+        scratch = max_bytes if scratch_bytes is None else scratch_bytes
+        return _parse_archive(path, report, max_bytes=max_bytes, scratch=scratch, source=source)
     meta, events = _open(path, report, max_bytes=max_bytes, source=source, tools=tools)
     return ParsedTrace(meta=meta, items=events, report=report)
 
@@ -114,10 +135,13 @@ def _stamp_rank(events: Items, rank: int) -> Iterator[Event]:
         yield event
 
 
-def _parse_archive(path: Path, report: ParseReport, *, max_bytes: int, source: str) -> ParsedTrace:
+def _parse_archive(
+    path: Path, report: ParseReport, *, max_bytes: int, scratch: int, source: str
+) -> ParsedTrace:
     """An archive is one trace: the rank files of one job, or one tool's output folder.
 
-    The extracted folder lives until the event iterator is exhausted or closed.
+    The extracted folder lives until the event iterator is exhausted, fails or is closed, or
+    the `ParsedTrace` is closed.
     """
     stack = ExitStack()
     try:
@@ -125,7 +149,7 @@ def _parse_archive(path: Path, report: ParseReport, *, max_bytes: int, source: s
             extracted(
                 path,
                 source=source,
-                max_total_bytes=max_bytes,
+                max_total_bytes=scratch,
                 max_file_bytes=max_bytes,
                 max_files=ARCHIVE_MAX_FILES,
             )
@@ -134,7 +158,7 @@ def _parse_archive(path: Path, report: ParseReport, *, max_bytes: int, source: s
     except BaseException:
         stack.close()
         raise
-    return ParsedTrace(meta=meta, items=_closing(events, stack), report=report)
+    return ParsedTrace(meta=meta, items=_closing(events, stack), report=report, scratch=stack)
 
 
 def _parse_members(

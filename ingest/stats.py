@@ -26,6 +26,7 @@ from typing import Any
 from ingest.classify import is_communication
 from ingest.distribution import distribution
 from ingest.events import Event, EventBlock, EventKind
+from ingest.guard import TIME_LIMIT_NS, check_columns, time_error
 
 GROUP_BYS = ("stream", "device", "rank", "cpu_op", "cpu_op_kernel")
 _LAUNCH_ARGS = {
@@ -125,9 +126,14 @@ class TraceStats:
             counts[kind] = counts.get(kind, 0) + 1
             start = event.start_ns
             if start < self._lo:
+                if start <= -TIME_LIMIT_NS:
+                    raise time_error(start, "starts", kind, event.name)
                 self._lo = start
-            if start + event.dur_ns > self._hi:
-                self._hi = start + event.dur_ns
+            end = start + event.dur_ns
+            if end > self._hi:
+                if end >= TIME_LIMIT_NS:
+                    raise time_error(end, "ends", kind, event.name)
+                self._hi = end
             return
         nid = self.name_ids.get(event.name)
         if nid is None:
@@ -175,6 +181,17 @@ class TraceStats:
         counts[block.kind] = counts.get(block.kind, 0) + len(block)
         self._lo = min(self._lo, min(block.start_ns))
         self._hi = max(self._hi, max(map(operator.add, block.start_ns, block.dur_ns)))
+
+    def check_kernel_times(self) -> None:
+        """Refuse a kernel whose start or end lies outside ±`TIME_LIMIT_NS` (`add` checks
+        every other event as it comes); called once the stream ends, over the columns.
+
+        Raises:
+            ParseError: naming the kernel and its place in launch order.
+        """
+        names = self.names
+        k_name = self.k_name
+        check_columns(_KERNEL, self.k_start, self.k_dur, lambda i: names[k_name[i]], "kernel")
 
     def _new_name(self, event: Event) -> int:
         nid = len(self.names)

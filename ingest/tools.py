@@ -23,6 +23,8 @@ from typing import IO
 from ingest._io import read_head
 from ingest.errors import ParseError, UnsupportedFormatError
 
+REPORT_PREFIX = "perfdash-report-"  # folders of vendor-tool exports (swept like archives')
+
 # The first bytes of reports written by Nsight Systems 2025.3 and Nsight Compute 2025.3.
 NSYS_REP_MAGIC = b"NVIDIA Tegra Profiler Report"
 NCU_REP_MAGIC = b"NVR\x00"
@@ -77,7 +79,7 @@ def readable_file(
     """
     if not is_report(read_head(path, 64), source):
         return path, None
-    workdir = Path(tempfile.mkdtemp(prefix="perfdash-report-"))
+    workdir = Path(tempfile.mkdtemp(prefix=REPORT_PREFIX))
     try:
         return convert(path, workdir, tools or ExternalTools(), source), workdir
     except BaseException:

@@ -1,7 +1,7 @@
 """Run the sweepers when a CPU worker starts, then every SWEEP_INTERVAL_S: the trace
-re-enqueue sweeper (workers of the `ingest` queue) and the outbox sweeper (workers of the
-`ingest` or `webhooks` queue), which sends the benchmark runs and webhook deliveries whose
-message met a broker that was down.
+re-enqueue sweeper, the blob sweeper and the archive scratch sweeper (workers of the `ingest`
+queue) and the outbox sweeper (workers of the `ingest` or `webhooks` queue), which sends the
+benchmark runs and webhook deliveries whose message met a broker that was down.
 
 A thread in the worker's main process rather than a Celery beat entry, so the embedded
 `perfdash serve` (one worker, no beat) sweeps too. Several workers sweeping at once is
@@ -18,24 +18,26 @@ from typing import Any
 
 from celery.signals import worker_ready, worker_shutdown
 
-from backend.core.config import get_settings
+from backend.core.config import Settings, get_settings
 from backend.core.db import get_engine
 from backend.core.task_names import CPU_QUEUES, INGEST_QUEUE
 from backend.services.blob_sweep import sweep_blobs
 from backend.services.outbox import sweep_outbox
 from backend.services.requeue import sweep_traces
+from ingest.archive import remove_stale_scratch
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
 
 
 def sweep_once(traces: bool = True) -> None:
-    """One sweep of the outbox, and (if asked: `ingest` workers) of the traces and the blob
-    store; an error is logged and never stops the worker, nor the other sweeps."""
+    """One sweep of the outbox, and (if asked: `ingest` workers) of the traces, the blob
+    store and archive scratch; an error is logged and never stops the worker, nor the other
+    sweeps."""
     settings, engine = get_settings(), get_engine()
     sweeps: list[tuple[str, Callable[..., object]]] = [("outbox", sweep_outbox)]
     if traces:
-        sweeps += [("trace", sweep_traces), ("blob", sweep_blobs)]
+        sweeps += [("trace", sweep_traces), ("blob", sweep_blobs), ("scratch", sweep_scratch)]
     for name, sweep in sweeps:
         try:
             sweep(engine=engine, settings=settings)
@@ -43,6 +45,13 @@ def sweep_once(traces: bool = True) -> None:
             log.warning(
                 "%s sweeper failed; next try in %ss", name, settings.sweep_interval_s, exc_info=True
             )
+
+
+def sweep_scratch(*, engine: object, settings: Settings) -> None:
+    """Remove archive folders that killed workers left in TMPDIR: older than the hard time
+    limit plus the claim grace, so no live ingest's folder is touched."""
+    for folder in remove_stale_scratch(settings.ingest_time_limit_s + settings.claim_grace_s):
+        log.warning("removed scratch folder %s left by a killed ingest", folder)
 
 
 def _loop(traces: bool) -> None:

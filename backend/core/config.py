@@ -38,6 +38,12 @@ class Settings(BaseSettings):
     max_decompressed_bytes: int = Field(
         default=8 * 1024**3, gt=0, description="Largest decompressed trace a worker will parse."
     )
+    archive_scratch_bytes: int = Field(
+        default=2 * 1024**3,
+        gt=0,
+        description="Disk an uploaded archive's extracted files may take in the worker's "
+        "temporary directory (TMPDIR), per ingest; removed when the ingest ends.",
+    )
     api_url: str = Field(
         default="",
         description="Base URL the dashboard uses to reach the API; empty means this server.",

@@ -9,9 +9,12 @@ Tables (all keyed by trace, deleted with it):
 - `timeline_spans`: events longer than `LONG_NS`, binned the same way, so the raw-event
   path can use a short look-back on `events` for everything else.
 - `timeline_gaps`: idle gaps on GPU lanes with what the CPU did meanwhile.
-- `timeline_names`: distinct names with counts and first/last time, for search.
+- `timeline_names`: distinct names with counts and first/last time, for search. Keyed by
+  a hash of the name (`name_key`), since a btree row cannot hold a name over ~2.7 KB on
+  PostgreSQL and kernel names are user input.
 """
 
+from hashlib import blake2b
 from typing import Any
 
 from pydantic import BaseModel
@@ -91,12 +94,25 @@ class TimelineGap(SQLModel, table=True):
     cpu_sync_ns: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
 
 
+def name_key(name: str) -> str:
+    """The key of a name in `timeline_names`: 128 bits of BLAKE2b, which no one can make
+    two names share (a short hash or MD5 could be collided on purpose).
+
+    >>> name_key("gemm")
+    '48414134ed647dd5181a731ae41f3e29'
+    """
+    return blake2b(name.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
 class TimelineName(SQLModel, table=True):
     __tablename__ = "timeline_names"
 
     trace_id: str = Field(sa_column=_trace_fk())
     kind: str = Field(primary_key=True, max_length=16)
-    name: str = Field(primary_key=True)
+    name_key: str = Field(
+        primary_key=True, max_length=32, description="`name_key(name)`: a hash of the name."
+    )
+    name: str
     count: int
     total_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
     first_ns: int = Field(sa_column=Column(BigInteger, nullable=False))

@@ -26,6 +26,7 @@ from backend.models.timeline import (
     TimelineLane,
     TimelineName,
     TimelineSpan,
+    name_key,
     table_of,
 )
 from backend.services import timeline_lanes as lanes_mod
@@ -217,7 +218,8 @@ def _span_rows(
 def _name_rows(trace_id: str, names: dict[tuple[str, str], list[int]]) -> Iterator[dict[str, Any]]:
     for (kind, name), (count, total, first, last) in names.items():
         yield {
-            "trace_id": trace_id, "kind": kind, "name": name, "count": count,
+            "trace_id": trace_id, "kind": kind, "name_key": name_key(name), "name": name,
+            "count": count,
             "total_ns": total, "first_ns": first, "last_ns": last,
         }  # fmt: skip
 

@@ -25,6 +25,8 @@ from backend.services.timeline_collect import TimelineCollector
 from backend.services.timeline_index import write_timeline_index
 from ingest import PARSER_VERSION, SCHEMA_VERSION, IngestError, parse_file
 from ingest.analysis import TraceAnalysis
+from ingest.errors import is_disk_full
+from ingest.registry import ParsedTrace
 from ingest.tools import ExternalTools
 
 log = logging.getLogger(__name__)
@@ -45,7 +47,8 @@ def ingest_trace(
 
     Returns:
         The final status, or None when the trace no longer exists (deleted meanwhile) or
-        another worker holds it (a duplicate or redelivered message).
+        another worker holds it (a duplicate or redelivered message). `queued` means the
+        server's disk was full: the trace is tried again later, not failed as a bad file.
     """
     with Session(engine) as session:
         trace = session.get(Trace, trace_id)
@@ -66,6 +69,8 @@ def ingest_trace(
         _mark_failed(engine, trace_id, str(e))
         return TraceStatus.FAILED
     except Exception as e:
+        if is_disk_full(e):
+            return _retry_later(engine, settings, trace_id, e)
         if _raised_by(e, time_limit_errors):
             limit = settings.ingest_time_limit_s
             message = f"ingest stopped: it ran past the {limit} s time limit (INGEST_TIME_LIMIT_S)"
@@ -94,7 +99,20 @@ def _load(
     if not path.exists():
         raise IngestError(f"the uploaded bytes (sha256 {sha}) are missing from the blob store")
     tools = ExternalTools(nsys=settings.nsys_path, ncu=settings.ncu_path)
-    parsed = parse_file(path, max_bytes=settings.max_decompressed_bytes, source=name, tools=tools)
+    parsed = parse_file(
+        path,
+        max_bytes=settings.max_decompressed_bytes,
+        source=name,
+        tools=tools,
+        scratch_bytes=settings.archive_scratch_bytes,
+    )
+    with parsed:  # an archive's extracted files go on every exit
+        _store(conn, trace_id, parsed, progress)
+
+
+def _store(
+    conn: Connection, trace_id: str, parsed: ParsedTrace, progress: ProgressReporter
+) -> None:
     report = parsed.report
 
     def on_batch(events: int) -> None:
@@ -204,6 +222,35 @@ def _raised_by(error: BaseException, kinds: tuple[type[Exception], ...]) -> bool
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def _retry_later(
+    engine: Engine, settings: Settings, trace_id: str, error: Exception
+) -> TraceStatus:
+    """The server's disk filled up: queue the trace again (the sweeper re-sends it after
+    REQUEUE_AFTER_S), or, once it has had MAX_INGEST_ATTEMPTS, fail it saying whose fault."""
+    log.warning("ingest of trace %s stopped: the server's disk is full (%s)", trace_id, error)
+    message = f"the server's disk is full ({error}); this is not a problem with the uploaded file"
+    with engine.begin() as conn:
+        attempts = conn.execute(
+            select(col(Trace.ingest_attempts)).where(col(Trace.id) == trace_id)
+        ).scalar_one_or_none()
+        if (attempts or 0) >= settings.max_ingest_attempts:
+            status, message = TraceStatus.FAILED, f"{message}; gave up after {attempts} attempts"
+        else:
+            status, message = TraceStatus.QUEUED, f"{message}; the ingest will be retried"
+        conn.execute(
+            update(Trace)
+            .where(col(Trace.id) == trace_id)
+            .values(
+                status=status,
+                error=message[:4000],
+                progress=None,
+                ingest_claimed_until=None,
+                updated_at=_now(),
+            )
+        )
+    return status
 
 
 def _mark_failed(engine: Engine, trace_id: str, message: str) -> None:

@@ -57,29 +57,71 @@ class TraceArray:
 def open_trace_array(stream: ByteStream, key: str = "traceEvents") -> TraceArray:
     """Locate `key`'s array in the top-level object of the stream and prepare to iterate it.
 
-    Falls back to one whole-document decode when the file is not laid out as an object
-    with that key near its start (for example the bare-array Chrome format).
+    Only the first `HEAD_LIMIT` bytes are searched for `key`, so memory never grows with
+    what comes before it (a gzip bomb hides `traceEvents` behind a 1 GiB string). A bare
+    array (the Chrome array format) is streamed the same way; any other layout is decoded
+    whole, but only when the whole document fits in the head.
 
     Raises:
-        ParseError: invalid JSON, or no such array.
+        ParseError: invalid JSON, no such array, or `key` not within the first `HEAD_LIMIT`
+            bytes of a larger document.
     """
     chunks = stream.chunks()
-    marker = b'"' + key.encode() + b'"'
-    buf = b""
-    found = -1
-    for chunk in chunks:
-        buf += chunk
-        found = buf.find(marker)
-        if found >= 0 or len(buf) > HEAD_LIMIT:
+    buf, eof = b"", False
+    while len(buf) <= HEAD_LIMIT and not _is_array(buf) and _key_array(buf, key) is None:
+        chunk = next(chunks, None)
+        if chunk is None:
+            eof = True
             break
-    start = _array_start(buf, found + len(marker)) if found >= 0 else -1
-    head = _parse_head(buf[:found]) if start >= 0 else None
-    if head is None:
-        return _whole_document(stream, buf, chunks, key)
+        buf += chunk
+    if _is_array(buf):
+        return _bare_array(stream, buf, chunks)
+    located = _key_array(buf, key)
+    if located is None:
+        if eof:
+            return _whole_document(stream, buf, key)
+        raise ParseError(
+            f"the '{key}' array does not start within the first {HEAD_LIMIT >> 20} MB; perfdash "
+            "reads traces whose other top-level keys come after it or are smaller",
+            source=stream.source,
+            offset=len(buf),
+        )
+    start, head = located
     tail_offset, tail = stream.tail(TAIL_SIZE)
     tail_top, close_from_end = _parse_tail(tail, max(0, start - tail_offset), key)
     top = head | tail_top
     return TraceArray(top=top, pieces=_pieces(stream, buf, start, chunks, close_from_end, key))
+
+
+def _is_array(buf: bytes) -> bool:
+    return buf.lstrip(_WS)[:1] == b"["
+
+
+def _key_array(buf: bytes, key: str) -> tuple[int, dict[str, Any]] | None:
+    """Where `key`'s array starts in `buf` and the keys before it, or None.
+
+    Every occurrence of `"key"` is tried in turn, so one inside an earlier string value
+    does not hide the real one.
+    """
+    marker = b'"' + key.encode() + b'"'
+    found = buf.find(marker)
+    while found >= 0:
+        start = _array_start(buf, found + len(marker))
+        head = _parse_head(buf[:found]) if start >= 0 else None
+        if head is not None:
+            return start, head
+        found = buf.find(marker, found + 1)
+    return None
+
+
+def _bare_array(stream: ByteStream, buf: bytes, chunks: Iterator[bytes]) -> TraceArray:
+    """Stream a top-level array (Chrome's array format) in pieces, like `traceEvents`."""
+    start = buf.index(b"[") + 1
+    tail = stream.tail(TAIL_SIZE)[1]
+    body = tail.rstrip(_WS)
+    close_from_end = len(tail) - len(body) + 1 if body.endswith(b"]") else None
+    pieces = _pieces(stream, buf, start, chunks, close_from_end, "traceEvents")
+    return TraceArray(top={}, pieces=pieces)
 
 
 def _array_start(buf: bytes, after_key: int) -> int:
@@ -272,11 +314,8 @@ def _last_piece(
     yield index, items
 
 
-def _whole_document(
-    stream: ByteStream, buf: bytes, chunks: Iterator[bytes], key: str
-) -> TraceArray:
-    """Decode everything at once: for bare arrays and unusual layouts."""
-    data = buf + b"".join(chunks)
+def _whole_document(stream: ByteStream, data: bytes, key: str) -> TraceArray:
+    """Decode a small document (all of it within `HEAD_LIMIT`) at once: unusual layouts."""
     try:
         doc = orjson.loads(quote_ts(data))  # rare layouts: always exact, never fast
     except orjson.JSONDecodeError:

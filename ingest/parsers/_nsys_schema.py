@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from urllib.parse import quote
 
 from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Device
+from ingest.parsers._sqlite import MAX_VALUE_BYTES, open_upload
 
 META_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")  # schema 3.x, 2.x
 KNOWN_SCHEMA_MAJORS = (2, 3)
@@ -39,15 +39,14 @@ _GPU_PROPERTIES = {
 
 
 def open_readonly(path: Path, source: str) -> sqlite3.Connection:
-    """Open the export read-only (the upload is never modified) and check it is sqlite.
+    """Open the export read-only, values capped (`ingest.parsers._sqlite.open_upload`), and
+    check it is sqlite.
 
     Raises:
         ParseError: the file is not a readable sqlite database, or is locked.
     """
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=_LOCK_TIMEOUT_S, check_same_thread=False)
-        conn.execute("PRAGMA query_only = 1")
+        conn = open_upload(path, timeout=_LOCK_TIMEOUT_S)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
         raise sqlite_error(e, source, "opening the database") from e
@@ -59,6 +58,8 @@ def sqlite_error(error: sqlite3.Error | UnicodeDecodeError, source: str, where: 
     text = str(error)
     if isinstance(error, UnicodeDecodeError):  # a TEXT value that corruption made non-UTF-8
         hint = "the sqlite file is truncated or corrupt"
+    elif "too big" in text:
+        hint = f"a value in the sqlite file is over the {MAX_VALUE_BYTES}-byte limit"
     elif "locked" in text or "busy" in text:
         hint = "the sqlite file is locked by another program (is nsys still writing it?)"
     elif "malformed" in text or "not a database" in text or "corrupt" in text:
@@ -66,6 +67,13 @@ def sqlite_error(error: sqlite3.Error | UnicodeDecodeError, source: str, where: 
     else:
         hint = "the sqlite file cannot be read"
     return ParseError(f"{hint}: sqlite said '{text}' while {where}", source=source)
+
+
+# Tables read besides the activity tables (`_nsys_events.REQUIRED_COLUMNS`).
+READ_TABLES = (
+    "StringIds", *META_TABLES, "TARGET_INFO_SESSION_START_TIME", "TARGET_INFO_GPU",
+    "TARGET_INFO_CUDA_DEVICE",
+)  # fmt: skip
 
 
 def tables(conn: sqlite3.Connection) -> set[str]:

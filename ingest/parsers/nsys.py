@@ -25,6 +25,7 @@ from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceMeta
 from ingest.parsers import _nsys_events as tables
 from ingest.parsers import _nsys_schema as schema
+from ingest.parsers._sqlite import TextBudget, check_tables
 from ingest.tools import (
     ExternalTools,
     export_nsys_sqlite,
@@ -59,8 +60,8 @@ def parse(
     Args:
         path: the sqlite file or report.
         report: receives skipped-row counts and warnings.
-        max_bytes: unused (sqlite is read in place, never decompressed); kept for the
-            registry's common signature.
+        max_bytes: cap on the text read out of the database (names joined from
+            ``StringIds``, counted once per row that uses them).
         source: the file name shown in errors.
         tools: where the worker's ``nsys`` is, for ``.nsys-rep`` uploads.
 
@@ -71,9 +72,9 @@ def parse(
     Raises:
         UnsupportedFormatError: not an nsys export (the message names the missing tables),
             an unknown schema, or an ``.nsys-rep`` with no ``nsys`` configured.
-        ParseError: the sqlite file is locked, truncated or corrupt.
+        ParseError: the sqlite file is locked, truncated or corrupt, computes what it should
+            store (`ingest.parsers._sqlite.check_tables`), or holds more text than `max_bytes`.
     """
-    del max_bytes
     path, workdir = readable_file(path, source, tools, is_nsys_report, export_nsys_sqlite)
     try:
         conn = schema.open_readonly(path, source)
@@ -82,7 +83,7 @@ def parse(
         remove_workdir(workdir)
         raise
     report.bytes_total = path.stat().st_size
-    return meta, _events(conn, plan, report, source, workdir)
+    return meta, _events(conn, plan, report, source, workdir, max_bytes)
 
 
 def _prepare(
@@ -99,6 +100,7 @@ def _prepare(
             meta.metadata["session_start_utc_ns"] = start
         meta.devices = schema.read_devices(conn, present)
         plan = [(t, schema.columns(conn, t)) for t in READERS if t in present]
+        check_tables(conn, [*schema.READ_TABLES, *READERS], source)
     except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
         conn.close()
         raise schema.sqlite_error(e, source, "reading the export's schema") from e
@@ -126,16 +128,19 @@ def _events(
     report: ParseReport,
     source: str,
     workdir: Path | None,
+    max_bytes: int,
 ) -> Iterator[Event | EventBlock]:
     """Stream every table in turn; sqlite errors mid-way become a ParseError naming the table.
 
     Progress (`report.bytes_done`) is the file size times the share of rows read so far.
+    The text the events took from the database stops at `max_bytes` (`TextBudget`).
     """
     try:
         table = "the row counts"
         try:
             rows = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t, _ in plan}
             total, done = sum(rows.values()) or 1, 0
+            budget = TextBudget(max_bytes, source)
             for table, cols in plan:
                 i = 0
                 for item in READERS[table](conn, cols, report):
@@ -146,10 +151,13 @@ def _events(
                         if not i & _PROGRESS_MASK:
                             report.bytes_done = report.bytes_total * (done + i) // total
                         i += 1
+                    budget.take(item, table)
                     yield item
                 done += rows[table]
         except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
             raise schema.sqlite_error(e, source, f"reading {table}") from e
+        except ParseError:
+            raise
         except (TypeError, ValueError) as e:  # a damaged row decodes to values of the wrong type
             raise ParseError(
                 f"the sqlite file is corrupt: a row of {table} holds values of the wrong type "

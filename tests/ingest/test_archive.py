@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import stat
 import tarfile
+import tempfile
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from ingest.archive import extracted, is_archive
+from ingest import parse_file
+from ingest.archive import SCRATCH_PREFIX, extracted, is_archive, remove_stale_scratch
 from ingest.errors import ParseError
+from ingest.tools import REPORT_PREFIX
 
 MiB = 1 << 20
 FILES = {"run/a.csv": b"x,y\n1,2\n", "run/sub/b.json": b"{}", "top.txt": b"hello"}
@@ -242,3 +247,45 @@ def test_duplicate_and_clashing_members_are_refused(tmp_path: Path) -> None:
     clash.write_bytes(_tar_bytes(_add_files({"a": b"1", "a/b": b"2"})))
     with pytest.raises(ParseError, match="clashes"):
         _extract(clash)
+
+
+def test_scratch_space_has_its_own_cap(tmp_path: Path) -> None:
+    """Issue 25: scratch reached 8.1 GB per ingest when only MAX_DECOMPRESSED_BYTES bounded
+    it; `scratch_bytes` (PERFDASH_ARCHIVE_SCRATCH_BYTES) caps the extracted total."""
+    path = _zip(tmp_path / "big.zip", {"a.csv": b"x" * (2 * MiB)})
+    with pytest.raises(ParseError, match="PERFDASH_ARCHIVE_SCRATCH_BYTES"):
+        parse_file(path, max_bytes=64 * MiB, scratch_bytes=MiB)
+
+
+def test_closing_an_unread_parse_removes_the_extracted_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ingest can fail between parsing and reading; `close()` (the ingest's `with`)
+    removes the scratch folder then too, not only once the events are read."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    torch = Path(__file__).resolve().parents[1] / "data" / "torch"
+    path = _zip(tmp_path / "run.zip", {"r0.pt.trace.json.gz": (torch / TRACE).read_bytes()})
+    with parse_file(path) as parsed:
+        assert parsed.meta is not None
+        assert len(list(scratch.iterdir())) == 1
+    assert list(scratch.iterdir()) == []
+
+
+TRACE = "h200_train_step.pt.trace.json.gz"
+
+
+def test_stale_scratch_of_killed_ingests_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    names = (f"{SCRATCH_PREFIX}a", f"{REPORT_PREFIX}r", f"{SCRATCH_PREFIX}b", "x")
+    old, report, fresh, other = (tmp_path / n for n in names)
+    for folder in (old, report, fresh, other):
+        (folder / "sub").mkdir(parents=True)
+    hour_ago = time.time() - 3600
+    for folder in (old, report, other):
+        os.utime(folder, (hour_ago, hour_ago))
+    assert sorted(remove_stale_scratch(600)) == sorted([old, report])
+    assert not old.exists() and not report.exists() and fresh.exists() and other.exists()

@@ -6,7 +6,8 @@ mutated inside and re-compressed), and truncations at every kind of offset. The 
 parsing either succeeds or raises an `IngestError` (what the worker turns into a `failed`
 trace); nothing else escapes, no case passes the deadline, and decompression stays under
 `max_bytes`. CI runs a few dozen cases per property; `PERFDASH_FUZZ_EXAMPLES=N` runs N
-(the long-run counts are in docs/RELIABILITY.md).
+(the long-run counts are in docs/RELIABILITY.md). Hostile but well-formed traces (huge or
+NUL names, far times) are stored through the real ingest path in `test_fuzz_hostile.py`.
 """
 
 from __future__ import annotations
@@ -152,3 +153,30 @@ def test_a_gzip_bomb_stops_at_max_bytes_with_bounded_memory() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 64 * 1024 * 1024, f"peak {peak} bytes while refusing the bomb"
+
+
+def test_a_huge_key_before_trace_events_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+    """Issue 25: `traceEvents` behind a 256 MiB string (a 1 GiB one grew the worker by
+    3 GB). Only the first `HEAD_LIMIT` bytes are searched, under a cap that would allow
+    the whole file, so the refusal comes from the head bound, not from `max_bytes`."""
+    path = tmp_path / "late.json.gz"
+    with gzip.open(path, "wb", compresslevel=6) as out:  # written in MiB pieces: small on disk
+        out.write(b'{"schemaVersion": 1, "note": "')
+        block = b"a" * (1 << 20)
+        for _ in range(256):
+            out.write(block)
+        out.write(b'", "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1}]}')
+    assert path.stat().st_size < 1024 * 1024
+    tracemalloc.start()
+    try:
+        try:
+            for _ in parse_file(path, max_bytes=1 << 30).events:
+                pass
+        except IngestError as e:
+            assert "'traceEvents' array does not start within the first 16 MB" in str(e)
+        else:
+            raise AssertionError("a trace with a 256 MiB key before traceEvents was read")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 96 * 1024 * 1024, f"peak {peak} bytes while refusing a 256 MiB head"

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import errno
+import io
 import os
+import pathlib
+import tempfile
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -12,10 +16,12 @@ from typing import IO, Any
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import text
+from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings
 from backend.core.db import get_engine
 from backend.main import create_app
+from backend.services.trace_ingest import ingest_trace
 from tests.reliability.conftest import Workers
 
 REPO = Path(__file__).resolve().parents[2]
@@ -68,6 +74,64 @@ def test_a_full_blob_store_answers_507_and_leaves_no_rows_or_files(
     retry = client.post("/api/v1/traces", files={"file": ("t.json.gz", big)})
     assert retry.status_code == 202, retry.text
     assert _count("traces") == 1
+
+
+def _zip_upload(client: TestClient) -> str:
+    bundle = io.BytesIO()
+    with zipfile.ZipFile(bundle, "w") as zf:
+        zf.writestr("rank0.pt.trace.json.gz", SMALL.read_bytes())
+    files = {"file": ("run.zip", bundle.getvalue())}
+    trace_id: str = client.post("/api/v1/traces", files=files).json()["id"]
+    return trace_id
+
+
+def _ingest_with_full_tmpdir(
+    engine: Engine, settings: Settings, trace_id: str, monkeypatch: pytest.MonkeyPatch
+) -> str | None:
+    """Run the ingest while files created for extraction take 1 KB, then fail with ENOSPC."""
+    real_open = pathlib.Path.open
+
+    def open_(self: pathlib.Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        inner = real_open(self, mode, *args, **kwargs)
+        return _DiskFillsUp(inner, room=1024) if mode == "xb" else inner
+
+    with monkeypatch.context() as patch:
+        patch.setattr(pathlib.Path, "open", open_)
+        return ingest_trace(engine=engine, settings=settings, trace_id=trace_id)
+
+
+def test_a_full_tmpdir_while_extracting_an_archive_is_the_servers_fault_and_retried(
+    client: TestClient,
+    engine: Engine,
+    settings: Settings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 25: a full TMPDIR was reported as "zip archive is truncated or corrupt" and the
+    trace failed as a bad file. Now the trace goes back to `queued` (the sweeper re-sends
+    it) with a message that says the server's disk is full, and the scratch is removed."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    trace_id = _zip_upload(client)
+    status = _ingest_with_full_tmpdir(engine, settings, trace_id, monkeypatch)
+    doc = client.get(f"/api/v1/traces/{trace_id}").json()
+    assert status == "queued", doc["error"]
+    assert "the server's disk is full" in doc["error"]
+    assert "not a problem with the uploaded file" in doc["error"]
+    assert "corrupt" not in doc["error"]
+    assert list(tmp_path.glob("perfdash-archive-*")) == [], "the partial extraction is gone"
+    # space is back: the retry (the sweeper's re-send) stores the trace
+    assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
+
+
+def test_a_disk_that_stays_full_fails_the_trace_after_max_attempts_saying_why(
+    client: TestClient, engine: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace_id = _zip_upload(client)
+    two = settings.model_copy(update={"max_ingest_attempts": 2})
+    assert _ingest_with_full_tmpdir(engine, two, trace_id, monkeypatch) == "queued"
+    assert _ingest_with_full_tmpdir(engine, two, trace_id, monkeypatch) == "failed"
+    error = client.get(f"/api/v1/traces/{trace_id}").json()["error"]
+    assert "the server's disk is full" in error and "gave up after 2 attempts" in error
 
 
 @pytest.mark.integration

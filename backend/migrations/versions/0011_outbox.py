@@ -1,7 +1,7 @@
 """outbox: task messages written with the state change they announce (issue 25, item 6)
 
 Revision ID: 0011
-Revises: 0009
+Revises: 0010
 Create Date: 2026-12-01
 """
 from collections.abc import Sequence
@@ -12,7 +12,7 @@ from alembic import op
 
 
 revision: str = '0011'
-down_revision: str | None = '0009'
+down_revision: str | None = '0010'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

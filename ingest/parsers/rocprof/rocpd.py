@@ -1,6 +1,8 @@
 """rocpd SQLite (rocprofv3 ``--output-format rocpd``, the 2025 default; FORMATS.md §4.4).
 
-Opened read-only and immutable, so a hostile file cannot make us write anywhere. Only schema
+Opened read-only and immutable, so a hostile file cannot make us write anywhere, with values
+capped and the views read checked to be rocpd's plain ones (`ingest.parsers._sqlite`); a
+kernel's full name is read only when it has no display name. Only schema
 version 3 is read, through the unsuffixed ``rocpd_*`` views every rocpd file defines (the
 convenience views such as ``kernels`` changed across 2025 releases). Start and end columns are
 ids into ``rocpd_timestamp``; track pid/tid are OS ids; agent ids are mapped to the agents'
@@ -17,6 +19,7 @@ from typing import Any
 
 from ingest.errors import ParseError
 from ingest.events import Event, EventKind, ParseReport, TraceFormat, TraceMeta
+from ingest.parsers._sqlite import TextBudget, check_tables, open_upload
 from ingest.parsers.rocprof._common import (
     Devices,
     api_kind,
@@ -27,10 +30,17 @@ from ingest.parsers.rocprof._common import (
 from ingest.parsers.rocprof._files import RocFile
 
 SUPPORTED_SCHEMAS = frozenset({"3"})
+# The views read: each must be rocpd's plain `SELECT * FROM <suffixed table>`.
+READ_VIEWS = (
+    "rocpd_metadata", "rocpd_string", "rocpd_info_agent", "rocpd_info_kernel_symbol",
+    "rocpd_track", "rocpd_timestamp", "rocpd_event", "rocpd_region", "rocpd_kernel_dispatch",
+    "rocpd_memory_copy", "rocpd_memory_allocate",
+)  # fmt: skip
 
 _KERNELS = """
-SELECT s.value, e.value, t.agent_id, t.queue_id, t.stream_id, t.pid, t.tid, ks.kernel_name,
-       ks.display_name, k.dispatch_id, k.kernel_id, k.grid_size_x, k.grid_size_y, k.grid_size_z,
+SELECT s.value, e.value, t.agent_id, t.queue_id, t.stream_id, t.pid, t.tid, NULL,
+       COALESCE(NULLIF(ks.display_name, ''), ks.kernel_name), k.dispatch_id, k.kernel_id,
+       k.grid_size_x, k.grid_size_y, k.grid_size_z,
        k.workgroup_size_x, k.workgroup_size_y, k.workgroup_size_z, k.group_segment_size,
        k.private_segment_size, ks.arch_vgpr_count, ks.accum_vgpr_count, ks.sgpr_count,
        ev.correlation_id
@@ -72,9 +82,12 @@ def parse(
         ParseError: not a rocpd database, an unknown schema version, or an unreadable table
             (the last one while iterating).
     """
-    uri = f"{f.path.resolve().as_uri()}?mode=ro&immutable=1"
     try:
-        conn = sqlite3.connect(uri, uri=True)
+        conn = open_upload(f.path, immutable=True)
+    except sqlite3.Error as e:
+        raise ParseError(f"unreadable rocpd database: {e}", source=f.name) from e
+    try:
+        check_tables(conn, READ_VIEWS, f.name, views=True)
         version = _schema_version(conn, f.name)
         agents = _agents(conn, devices)
     except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
@@ -85,18 +98,28 @@ def parse(
         raise
     meta.format = TraceFormat.ROCPD_SQLITE
     meta.metadata.update(profiler="rocprofv3", rocpd_schema_version=version)
-    return _events(conn, agents, devices, f.name)
+    return _events(conn, agents, devices, f.name, TextBudget(max_bytes, f.name))
 
 
 def _events(
-    conn: sqlite3.Connection, agents: dict[int, int], devices: Devices, source: str
+    conn: sqlite3.Connection,
+    agents: dict[int, int],
+    devices: Devices,
+    source: str,
+    budget: TextBudget,
 ) -> Iterator[Event]:
+    tables = (
+        ("rocpd_kernel_dispatch", _kernels(conn, agents, devices)),
+        ("rocpd_memory_copy", _copies(conn, agents)),
+        ("rocpd_region", _regions(conn)),
+        ("rocpd_memory_allocate", _allocations(conn, agents)),
+    )
     with closing(conn):
         try:
-            yield from _kernels(conn, agents, devices)
-            yield from _copies(conn, agents)
-            yield from _regions(conn)
-            yield from _allocations(conn, agents)
+            for table, events in tables:
+                for event in events:
+                    budget.take(event, table)
+                    yield event
         except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
             raise ParseError(f"unreadable rocpd table: {e}", source=source) from e
 
