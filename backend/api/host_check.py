@@ -8,9 +8,9 @@ request still carries `Host: rebind.evil.example`, so refusing unknown hosts clo
 Public surface: `AllowedHosts`, `allowed_hosts`, `host_name`.
 """
 
-import json
 from collections.abc import Iterable
 
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from backend.core.config import Settings
@@ -64,20 +64,8 @@ class AllowedHosts:
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})
             return
-        body = json.dumps(
-            {
-                "detail": f"Host {header[:200]!r} is not served here; list it in "
-                "PERFDASH_ALLOWED_HOSTS if this server is reached by that name"
-            }
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 400,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
+        detail = (
+            f"Host {header[:200]!r} is not served here; list it in PERFDASH_ALLOWED_HOSTS if "
+            "this server is reached by that name"
         )
-        await send({"type": "http.response.body", "body": body})
+        await JSONResponse({"detail": detail}, 400)(scope, receive, send)

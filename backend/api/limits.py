@@ -12,8 +12,8 @@ body, the pages' included. The pages take no uploads: the browser sends files to
 """
 
 import contextlib
-import json
 
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from backend.core.config import get_settings
@@ -44,7 +44,7 @@ class BodySizeLimit:
             limit, setting = settings.max_json_bytes, "MAX_JSON_BYTES"
         declared = headers.get(b"content-length", b"")
         if declared.isdigit() and int(declared) > limit:
-            await _reject(send, limit, setting)
+            await _reject(scope, receive, send, limit, setting)
             return
         await self._guarded(scope, receive, send, limit, setting)
 
@@ -79,7 +79,7 @@ class BodySizeLimit:
         with contextlib.suppress(_BodyTooLarge):  # FastAPI may also have answered 400
             await self.app(scope, counting_receive, watching_send)
         if too_large and not started:
-            await _reject(send, limit, setting)
+            await _reject(scope, receive, send, limit, setting)
 
 
 def is_multipart(scope: Scope) -> bool:
@@ -88,18 +88,6 @@ def is_multipart(scope: Scope) -> bool:
     return content_type.startswith(b"multipart/form-data")
 
 
-async def _reject(send: Send, limit: int, setting: str) -> None:
-    body = json.dumps(
-        {"detail": f"the request body is larger than the {limit}-byte limit ({setting})"}
-    ).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 413,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+async def _reject(scope: Scope, receive: Receive, send: Send, limit: int, setting: str) -> None:
+    detail = f"the request body is larger than the {limit}-byte limit ({setting})"
+    await JSONResponse({"detail": detail}, 413)(scope, receive, send)

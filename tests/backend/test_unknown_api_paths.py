@@ -14,7 +14,7 @@ from workers.serve import build_app
 
 @pytest.fixture
 def served(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(build_app("127.0.0.1", 8000)) as client:
+    with TestClient(build_app("127.0.0.1", 8000), base_url="http://127.0.0.1:8000") as client:
         yield client
 
 

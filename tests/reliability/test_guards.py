@@ -217,7 +217,7 @@ def _post_asgi(
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
         "scheme": "http", "path": path, "raw_path": path.encode(),
         "query_string": b"", "root_path": "", "client": ("127.0.0.1", 5000),
-        "server": ("127.0.0.1", 8000), "headers": headers,
+        "server": ("127.0.0.1", 8000), "headers": [(b"host", b"127.0.0.1:8000"), *headers],
     }  # fmt: skip
     # A thread of its own: Playwright's sync API keeps an event loop running on the main
     # thread while a session-scoped browser lives, and asyncio.run refuses to nest.
