@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import HTTPServer
+from typing import Any, TypeVar
+
+_Server = TypeVar("_Server", bound=HTTPServer)
 
 
 def native(
@@ -27,3 +33,15 @@ def native(
         or [{"metric": "step_time_ms", "unit": "ms", "samples": [10.0, 11.0, 12.0]}],
         **extra,
     }
+
+
+@contextmanager
+def serving(server: _Server) -> Iterator[_Server]:
+    """Run a local HTTP receiver (bound to 127.0.0.1) in a thread while the block runs."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -9,7 +9,6 @@ import hashlib
 import hmac
 import json
 import os
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,7 +19,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from backend.core.config import Settings
-from tests.metrics.helpers import native
+from tests.metrics.helpers import native, serving
 from tests.real_worker import redis_broker, worker_process
 
 pytestmark = pytest.mark.integration
@@ -59,11 +58,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    server = Receiver()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
+    with serving(Receiver()) as server:
+        yield server
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from backend.core.config import Settings, get_settings
 from backend.models.outbox import OutboxMessage
 from backend.models.webhooks import DeliveryStatus, Webhook, WebhookDelivery
 from backend.services.alerts import deliver
+from tests.metrics.helpers import serving
 
 PUBLIC = "93.184.216.34"  # resolved to in a test, never connected to
 ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -98,12 +99,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    server = Receiver()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with serving(Receiver()) as server:
+        yield server
 
 
 def _env(monkeypatch: pytest.MonkeyPatch, **values: str) -> Settings:
