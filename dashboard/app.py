@@ -94,6 +94,10 @@ def create_dash_app(api_url: str) -> dash.Dash:
         requests_pathname_prefix="/",
     )
     install_client(app.server, ApiClient(api_url))
+    # `/traces` is the old address of the list at `/`. Registered here on this app's own
+    # server, not with `register_page(redirect_from=...)`, which adds it to whichever app
+    # `dash.get_app()` names: in a process that builds a second app (tests), the first.
+    app.server.add_url_rule("/traces", "traces_redirect", lambda: flask.redirect("/", 301))
     app.layout = _shell
     return app
 

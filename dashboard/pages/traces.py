@@ -17,7 +17,7 @@ from dashboard.components import notice, traces_table
 
 # Dash ships no annotations for register_page.
 dash.register_page(  # type: ignore[no-untyped-call]
-    __name__, path="/", redirect_from=["/traces"], title="Traces · perfdash", name="Traces", order=0
+    __name__, path="/", title="Traces · perfdash", name="Traces", order=0
 )
 
 TRACES_UPLOAD = "traces-upload"

@@ -55,8 +55,10 @@ def test_no_trace_file_goes_through_the_page_server(app: dash.Dash) -> None:
     deps = app.server.test_client().get("/_dash-dependencies").get_json()
     takes_file = [d for d in deps if {"id": "traces-upload", "property": "contents"} in d["inputs"]]
     assert takes_file
-    assert [d["clientside_function"] for d in takes_file] == [
-        {"namespace": "perfdash_traces", "function_name": "upload"}
-    ]
+    # Dash re-registers a page's module-level clientside callback for each app a process
+    # builds, so the list may repeat it; no entry may be a server callback.
+    assert {str(d.get("clientside_function")) for d in takes_file} == {
+        str({"namespace": "perfdash_traces", "function_name": "upload"})
+    }
     script = (ASSETS_DIR / "upload.js").read_text()
     assert 'fetch("/api/v1/traces"' in script and "perfdash_traces" in script

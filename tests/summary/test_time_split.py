@@ -111,5 +111,11 @@ def test_empty_trace_has_no_devices_and_no_figures() -> None:
     assert summary["gpu"]["time"]["span_ns"] == 0
     assert summary["gpu"]["time"]["comm_compute_overlap_pct"] is None
     assert summary["launch"]["delay"] is None
-    assert summary["steps"] == {"steps": [], "cpu": None, "gpu": None}
+    assert summary["steps"] == {
+        "steps": [],
+        "cpu": None,
+        "gpu": None,
+        "marker": None,
+        "marker_source": None,
+    }
     assert summary["fusion"]["fused_pct"] is None
