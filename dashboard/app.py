@@ -1,6 +1,6 @@
 """The Dash app shell: navbar, page container, and the API client pages read through.
 
-`workers/serve.py` mounts `create_dash_app(api_url).server` at `/` inside the API app;
+`workers/cli/serve.py` mounts `create_dash_app(api_url).server` at `/` inside the API app;
 the pages in `dashboard/pages` then fetch everything from `api_url` over HTTP. The shell
 is built per page load, so the navbar can show who is signed in (`GET /api/v1/me`).
 
@@ -16,7 +16,7 @@ import flask
 from dash import dcc, html
 from dash.development.base_component import Component
 
-from dashboard.api_client import ApiClient, ApiError, Me, current_client, install_client
+from dashboard.api.client import ApiClient, ApiError, Me, current_client, install_client
 
 __all__ = ["create_dash_app"]
 

@@ -49,8 +49,8 @@ from sqlmodel import Session
 from backend.core.config import get_settings
 from backend.core.db import get_engine
 from backend.core.migrate import upgrade_database
-from backend.services.trace_ingest import ingest_trace
-from backend.services.traces import accept_upload
+from backend.services.loading.pipeline import ingest_trace
+from backend.services.traces.lifecycle import accept_upload
 queue.enqueue = lambda *a, **k: None  # measure the ingest, not the broker
 upgrade_database()
 settings, engine = get_settings(), get_engine()

@@ -333,8 +333,8 @@ def bench_sla_cost(pg: str) -> dict[str, Any]:
     from backend.core.db import make_engine
     from backend.core.migrate import upgrade_database
     from backend.models.slas import Rule, SlaCreate
-    from backend.services.metric_push import push_metrics
-    from backend.services.slas import apply_slas
+    from backend.services.metrics.push import push_metrics
+    from backend.services.slas.definitions import apply_slas
 
     db = f"perfdash_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(_admin(pg), autocommit=True) as conn:
@@ -374,7 +374,7 @@ def bench_sla_cost(pg: str) -> dict[str, Any]:
 
 def bench_fpr() -> dict[str, float]:
     sys.path.insert(0, str(REPO))
-    from backend.services.changepoints import e_divisive
+    from backend.services.series.changepoints import e_divisive
 
     out = {}
     for series, length, seed in ((1000, 50, 1), (300, 100, 2)):

@@ -45,8 +45,8 @@ from backend.core.config import get_settings
 from backend.core.db import get_engine
 from backend.core.migrate import upgrade_database
 from backend.models import Trace
-from backend.services.trace_ingest import ingest_trace
-from backend.services.traces import accept_upload
+from backend.services.loading.pipeline import ingest_trace
+from backend.services.traces.lifecycle import accept_upload
 queue.enqueue = lambda *a, **k: None  # measure the ingest, not the broker
 upgrade_database()
 settings, engine = get_settings(), get_engine()
@@ -88,7 +88,7 @@ from backend.core.bulk_insert import BATCH_SIZE
 from backend.core.db import get_engine
 from backend.core.migrate import upgrade_database
 from backend.models import Trace
-from backend.services.event_store import COLUMNS
+from backend.services.loading.event_store import COLUMNS
 from ingest import parse_file
 upgrade_database()
 engine = get_engine()

@@ -76,9 +76,9 @@ def ingest(url: str, data_dir: Path, trace: Path) -> tuple[str, dict[str, float]
 
     from backend.core.db import get_engine
     from backend.models import Trace
-    from backend.services.blob_store import put_blob
-    from backend.services.timeline_index import build_timeline_index
-    from backend.services.trace_ingest import ingest_trace
+    from backend.services.loading.pipeline import ingest_trace
+    from backend.services.timeline.index import build_timeline_index
+    from backend.services.traces.blob_store import put_blob
 
     settings = _setup(url, data_dir)
     engine = get_engine()

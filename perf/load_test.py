@@ -12,7 +12,7 @@ Run: `python perf/load_test.py [--clients 50] [--duration 60] [--push-rate 10]
   API server-side); static bundles are left out, as a browser caches them. `--clients`
   clients then replay random views, request after request, with a think time between views;
 - a CI client pushes `--push-rate` native documents of `--points` points per second, each a
-  new run, through `workers.http_retry` (the `perfdash push` retry policy);
+  new run, through `workers.cli.http_retry` (the `perfdash push` retry policy);
 - `--uploads` distinct ~50 MB gzip torch.profiler traces (`perf/load_traces.py`) are
   uploaded evenly over the window, with a `traces:write` token from `perfdash token create`.
 Afterwards: latency (p50/p95/p99) and errors per endpoint as the clients saw them, status
@@ -58,7 +58,7 @@ from _bench import (
 )
 from load_traces import build_copies
 
-from workers.http_retry import send_with_retry
+from workers.cli.http_retry import send_with_retry
 
 BROWSE = [
     REPO / "perf" / "data" / "h200_gpt_12l.pt.trace.json.gz",

@@ -22,7 +22,12 @@ from sqlmodel import Session
 
 from backend.core.db import get_engine
 from backend.core.task_names import CPU_QUEUES
-from backend.services.runners import HEARTBEAT_EVERY, heartbeat, mark_offline, register_runner
+from backend.services.benchmarks.runners import (
+    HEARTBEAT_EVERY,
+    heartbeat,
+    mark_offline,
+    register_runner,
+)
 
 log = logging.getLogger(__name__)
 PROBE_TIMEOUT_S = 120

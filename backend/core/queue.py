@@ -1,7 +1,7 @@
 """Producer-only Celery client: the API enqueues tasks by name, after its commit.
 
 The database, not the broker, is the source of truth: a row committed as `queued` whose
-message never reached the broker is found and re-sent by `backend.services.requeue`.
+message never reached the broker is found and re-sent by `backend.services.loading.requeue`.
 """
 
 import logging

@@ -2,7 +2,7 @@
 and the GPU workers that execute them.
 
 A spec is validated structurally here (pydantic); rules that need code (cron syntax,
-who may create a command spec) live in `backend.services.benchmarks`.
+who may create a command spec) live in `backend.services.benchmarks.specs`.
 """
 
 import re

@@ -11,7 +11,7 @@ from typing import Any
 
 from dash import dcc, html
 
-from dashboard.clients.bench import BenchRun, Metric
+from dashboard.api.benchmarks import BenchRun, Metric
 from dashboard.components.status_badge import status_badge
 from dashboard.format import format_timestamp, format_value
 

@@ -15,8 +15,8 @@ from typing import Any, cast
 from dash import dcc, html
 from dash.dash_table.DataTable import DataTable
 
-from dashboard.api_client import KernelStat
-from dashboard.clients.views import KernelQuery
+from dashboard.api.client import KernelStat
+from dashboard.api.views import KernelQuery
 from dashboard.figures import kernel_top_figure
 from dashboard.format import (
     format_bytes,

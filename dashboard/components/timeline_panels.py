@@ -12,7 +12,7 @@ from typing import Any
 from dash import html
 from dash.development.base_component import Component
 
-from dashboard.clients.timeline import EventDetail, Gaps, Lane, SearchResult, Step
+from dashboard.api.timeline import EventDetail, Gaps, Lane, SearchResult, Step
 from dashboard.figures.timeline import ms_to_ns
 from dashboard.format import format_count, format_duration_ns, format_pct, shorten_kernel_name
 

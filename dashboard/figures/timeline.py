@@ -17,7 +17,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from dashboard.clients.timeline import Lane, Overview, TimelineItem, TimelineWindow
+from dashboard.api.timeline import Lane, Overview, TimelineItem, TimelineWindow
 from dashboard.figures.theme import plotly_text
 from dashboard.format import format_bytes, format_count, format_duration_ns
 

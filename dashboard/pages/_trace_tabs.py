@@ -1,6 +1,6 @@
 """Fetch and compose one tab of the trace page from its URL query (private to the page).
 
-Each `_tab` function reads the query, calls the API through `dashboard.clients.views`,
+Each `_tab` function reads the query, calls the API through `dashboard.api.views`,
 and hands the JSON to a pure panel builder; an API error becomes a notice in the tab,
 never a broken page.
 """
@@ -13,9 +13,9 @@ from typing import Any
 from dash import html
 from dash.development.base_component import Component
 
-from dashboard.api_client import ApiClient, ApiError, KernelStats, Trace
-from dashboard.clients import views
-from dashboard.clients.views import SORT_KEYS, KernelQuery
+from dashboard.api import views
+from dashboard.api.client import ApiClient, ApiError, KernelStats, Trace
+from dashboard.api.views import SORT_KEYS, KernelQuery
 from dashboard.components import notice
 from dashboard.components.analysis_panels import memory_panel, roofline_panel
 from dashboard.components.kernels_panel import GROUPS, kernels_panel

@@ -11,8 +11,8 @@ import dash
 from dash import Input, Output, State, callback, dcc, html
 from dash.development.base_component import Component
 
-from dashboard.api_client import ApiError, current_client
-from dashboard.clients.bench import BenchRun, ResultPoint, get_run
+from dashboard.api.benchmarks import BenchRun, ResultPoint, get_run
+from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice, status_badge
 from dashboard.components.bench_tables import clocks_table, data_attr, kv_table, metrics_table
 from dashboard.figures.benchmarks import samples_histogram

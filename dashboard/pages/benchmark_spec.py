@@ -12,8 +12,8 @@ import dash
 from dash import Input, Output, State, callback, dcc, html
 from dash.development.base_component import Component
 
-from dashboard.api_client import ApiError, current_client
-from dashboard.clients.bench import BenchRun, BenchSpec, get_spec, list_runs, request_run
+from dashboard.api.benchmarks import BenchRun, BenchSpec, get_spec, list_runs, request_run
+from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice
 from dashboard.components.bench_tables import kv_table, runs_table
 from dashboard.figures.benchmarks import primary_metric, scaling_figure

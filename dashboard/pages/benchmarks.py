@@ -12,8 +12,8 @@ from typing import Any
 import dash
 from dash import ALL, Input, Output, callback, ctx, dcc, html
 
-from dashboard.api_client import ApiError, current_client
-from dashboard.clients.bench import BenchSpec, Runner, list_runners, list_specs, request_run
+from dashboard.api.benchmarks import BenchSpec, Runner, list_runners, list_specs, request_run
+from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice
 from dashboard.components.bench_tables import data_attr
 from dashboard.components.status_badge import status_badge

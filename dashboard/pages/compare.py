@@ -16,8 +16,8 @@ import dash
 from dash import Input, Output, State, callback, dcc, html
 from dash.development.base_component import Component
 
-from dashboard.api_client import ApiError, current_client
-from dashboard.clients import views
+from dashboard.api import views
+from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice
 from dashboard.components.compare_panel import compare_panel
 

@@ -8,8 +8,8 @@ from urllib.parse import urlencode
 import dash
 from dash import dcc, html
 
-from dashboard.api_client import ApiError, current_client
-from dashboard.clients.metrics import list_runs
+from dashboard.api.client import ApiError, current_client
+from dashboard.api.metrics import list_runs
 from dashboard.components import notice
 from dashboard.components.sla_tile import ago, fmt_value
 

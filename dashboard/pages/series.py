@@ -15,8 +15,8 @@ import dash
 from dash import Input, Output, State, callback, dcc, html
 from dash.development.base_component import Component
 
-from dashboard.api_client import ApiError, current_client
-from dashboard.clients.metrics import accept_baseline, get_series
+from dashboard.api.client import ApiError, current_client
+from dashboard.api.metrics import accept_baseline, get_series
 from dashboard.components import notice
 from dashboard.components.series_panels import (
     SERIES_ACCEPT_COMMIT,

@@ -14,8 +14,8 @@ from typing import Any
 import dash
 from dash import Input, Output, callback, dcc, html
 
-from dashboard.api_client import ApiError, current_client
-from dashboard.clients.metrics import get_board, get_facets
+from dashboard.api.client import ApiError, current_client
+from dashboard.api.metrics import get_board, get_facets
 from dashboard.components import notice
 from dashboard.components.sla_tile import board_document
 

@@ -14,8 +14,8 @@ import dash
 from dash import ALL, Input, Output, Patch, State, callback, clientside_callback, ctx, dcc, html
 from dash.development.base_component import Component
 
-from dashboard.api_client import ApiClient, ApiError, current_client
-from dashboard.clients import timeline as api
+from dashboard.api import timeline as api
+from dashboard.api.client import ApiClient, ApiError, current_client
 from dashboard.components import notice
 from dashboard.components.step_marker import AUTOMATIC, marker_note, marker_options
 from dashboard.components.timeline_panels import (

@@ -18,7 +18,7 @@ from dash import Input, Output, State, callback, dcc, html
 from dash.dash_table.DataTable import DataTable
 from dash.development.base_component import Component
 
-from dashboard.api_client import ApiError, Trace, current_client
+from dashboard.api.client import ApiError, Trace, current_client
 from dashboard.components import notice, trace_summary
 from dashboard.components.status_badge import PENDING, progress_bar
 from dashboard.components.trace_views import TABS, tab_bar

@@ -12,7 +12,7 @@ from typing import Any, cast
 import dash
 from dash import ClientsideFunction, Input, Output, State, callback, clientside_callback, dcc, html
 
-from dashboard.api_client import ApiError, TraceAccepted, current_client, detail_text
+from dashboard.api.client import ApiError, TraceAccepted, current_client, detail_text
 from dashboard.components import notice, traces_table
 
 # Dash ships no annotations for register_page.

@@ -19,8 +19,8 @@ from sqlmodel import Session
 from backend.core.config import Settings, get_settings
 from backend.main import create_app
 from backend.models.users import Role
-from backend.services.rate_limit import login_buckets, token_buckets
-from backend.services.users import add_user
+from backend.services.auth.rate_limit import login_buckets, token_buckets
+from backend.services.auth.users import add_user
 from tests.browser.conftest import serve_with  # noqa: F401  (a real `perfdash serve`)
 
 PASSWORD = "correct horse battery"

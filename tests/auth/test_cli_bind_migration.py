@@ -19,9 +19,9 @@ from backend.core.config import Settings
 from backend.core.migrate import alembic_config
 from backend.models.api_tokens import ApiToken
 from backend.models.users import User
-from backend.services.users import check_login
+from backend.services.auth.users import check_login
 from tests.auth.conftest import MakeClient, sign_in
-from workers.cli import main
+from workers.cli.main import main
 
 NEW_PASSWORD = "another long password"
 

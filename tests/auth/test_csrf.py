@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from backend.services.tokens import create_token
+from backend.services.auth.tokens import create_token
 from tests.auth.conftest import TRACE_BYTES, MakeClient, csrf_header, sign_in, upload
 from tests.browser.conftest import Server, perfdash
 

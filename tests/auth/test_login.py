@@ -11,8 +11,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from backend.models.users import LoginSession
-from backend.services.rate_limit import LOGIN_BURST
-from backend.services.users import disable_user, set_password
+from backend.services.auth.rate_limit import LOGIN_BURST
+from backend.services.auth.users import disable_user, set_password
 from tests.auth.conftest import PASSWORD, MakeClient, csrf_header, form_token, sign_in
 
 
@@ -139,7 +139,7 @@ def test_a_role_change_applies_to_the_next_request(
     make_client: MakeClient, users: dict[str, str], engine: Engine
 ) -> None:
     from backend.models.users import Role
-    from backend.services.users import set_role
+    from backend.services.auth.users import set_role
 
     client = make_client("password")
     sign_in(client, "viewer")

@@ -11,8 +11,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from backend.core.config import Settings
-from backend.services.auth import Credentials, client_address
-from backend.services.rate_limit import LOGIN_BURST
+from backend.services.auth.rate_limit import LOGIN_BURST
+from backend.services.auth.resolve import Credentials, client_address
 from tests.auth.conftest import MakeClient, sign_in
 
 CHAIN = '["10.0.0.0/24"]'  # an edge proxy and an inner one, both listed

@@ -8,7 +8,7 @@ import hashlib
 import pytest
 
 from backend.core.config import Settings, get_settings
-from backend.services.passwords import hash_password, needs_rehash, verify_password
+from backend.services.auth.passwords import hash_password, needs_rehash, verify_password
 
 
 def test_round_trip_and_wrong_password() -> None:

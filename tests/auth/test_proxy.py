@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from backend.models.users import LoginSession, Role, User
-from backend.services.users import add_user, disable_user
+from backend.services.auth.users import add_user, disable_user
 from tests.auth.conftest import PASSWORD, MakeClient, csrf_header, upload
 from tests.browser.conftest import Server
 

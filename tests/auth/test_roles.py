@@ -18,9 +18,9 @@ from sqlmodel import Session
 
 from backend.core.config import get_settings
 from backend.models.benchmarks import BenchmarkSpecCreate
-from backend.services.benchmarks import upsert_spec
-from backend.services.tokens import create_token
-from backend.services.traces import accept_upload
+from backend.services.auth.tokens import create_token
+from backend.services.benchmarks.specs import upsert_spec
+from backend.services.traces.lifecycle import accept_upload
 from tests.auth.conftest import MakeClient, csrf_header, sign_in, upload
 from tests.metrics.helpers import native
 
@@ -161,7 +161,7 @@ def test_refusals_say_what_is_missing(make_client: MakeClient, world: str, engin
 def test_unknown_or_revoked_tokens_are_refused_in_every_mode(
     make_client: MakeClient, engine: Engine, auth: str
 ) -> None:
-    from backend.services.tokens import revoke_token
+    from backend.services.auth.tokens import revoke_token
 
     client = make_client(auth)
     with Session(engine) as db:

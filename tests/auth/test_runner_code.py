@@ -20,10 +20,10 @@ from sqlmodel import Session
 
 from backend.core.config import Settings, get_settings
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, RunStatus
-from backend.services.tokens import create_token
+from backend.services.auth.tokens import create_token
 from tests.auth.conftest import MakeClient
 from workers.bench.external import WorkloadError, load_callable
-from workers.serve import build_app
+from workers.cli.serve import build_app
 from workers.tasks.bench import execute_run
 
 

@@ -16,8 +16,8 @@ from sqlmodel import Session
 
 from backend.core.config import Settings
 from backend.models import Trace, TraceEvent, TraceStatus
-from backend.services.progress import ProgressReporter
-from backend.services.trace_ingest import ingest_trace
+from backend.services.loading.pipeline import ingest_trace
+from backend.services.loading.progress import ProgressReporter
 
 SMALL_GPT = (
     Path(__file__).resolve().parents[1] / "data" / "torch" / "h200_gpt_small.pt.trace.json.gz"

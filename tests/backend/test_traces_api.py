@@ -17,8 +17,8 @@ from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings
 from backend.models import KernelStatRecord, TraceEvent
-from backend.services.blob_store import blob_path
-from backend.services.trace_ingest import ingest_trace
+from backend.services.loading.pipeline import ingest_trace
+from backend.services.traces.blob_store import blob_path
 
 KERNEL_SUMS = (
     Path(__file__).resolve().parents[1] / "data" / "torch" / "h200_train_step.kernel_sums.json"

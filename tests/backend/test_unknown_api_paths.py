@@ -1,5 +1,5 @@
 """Paths under /api/ that no route serves answer JSON, even with the Dash pages mounted at /
-(workers.serve.build_app), which would otherwise answer their HTML with status 200."""
+(workers.cli.serve.build_app), which would otherwise answer their HTML with status 200."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from backend.core.config import Settings
-from workers.serve import build_app
+from workers.cli.serve import build_app
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from backend.core.config import Settings
 from backend.main import create_app
-from backend.services.traces import NAME_MAX_CHARS
+from backend.services.traces.lifecycle import NAME_MAX_CHARS
 from tests.conftest import ENGINES, fresh_database, settings_on
 
 BOUNDARY = "perfdash-test-boundary"

@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine
 from backend.core.bulk_insert import BATCH_SIZE
 from backend.core.config import Settings
 from backend.models import TraceEvent
-from backend.services.trace_ingest import ingest_trace
+from backend.services.loading.pipeline import ingest_trace
 from ingest import ParseError, parse_file
 from tests.ingest.nsys_files import (
     NCU,

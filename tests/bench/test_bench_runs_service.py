@@ -9,9 +9,9 @@ from sqlmodel import Session
 
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpecCreate, RunStatus
 from backend.models.slas import Rule, SlaCreate
-from backend.services.bench_runs import FailureReason, claim_run, fail_run, finish_run
-from backend.services.benchmarks import upsert_spec
-from backend.services.slas import create_sla
+from backend.services.benchmarks.runs import FailureReason, claim_run, fail_run, finish_run
+from backend.services.benchmarks.specs import upsert_spec
+from backend.services.slas.definitions import create_sla
 
 
 def _result(digest: str) -> dict[str, Any]:
@@ -94,7 +94,7 @@ def test_finishing_a_run_twice_stores_its_points_once(engine: Engine) -> None:
 def test_scheduled_specs_are_queued_once_per_firing(engine: Engine) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from backend.services.benchmarks import enqueue_due_runs, list_runs
+    from backend.services.benchmarks.specs import enqueue_due_runs, list_runs
 
     with Session(engine) as session:
         spec, _ = upsert_spec(

@@ -22,7 +22,7 @@ from sqlmodel import Session
 
 from backend.core.config import Settings
 from backend.core.db import get_engine
-from backend.services.tokens import create_token
+from backend.services.auth.tokens import create_token
 from tests.conftest import ENGINES, fresh_database, settings_on
 from tests.real_worker import redis_broker, worker_process
 

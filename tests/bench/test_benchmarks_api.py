@@ -8,8 +8,8 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session
 
 from backend.core.db import get_engine
-from backend.services.runners import register_runner
-from backend.services.tokens import create_token
+from backend.services.auth.tokens import create_token
+from backend.services.benchmarks.runners import register_runner
 
 GEMM: dict[str, Any] = {
     "name": "gemm-bf16",

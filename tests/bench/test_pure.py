@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from backend.models.benchmarks import BUILTIN_WORKLOADS, BenchmarkSpecCreate
-from backend.services.benchmarks import spec_hash
-from backend.services.cron import CronError, due_between, parse_cron
+from backend.services.benchmarks.cron import CronError, due_between, parse_cron
+from backend.services.benchmarks.specs import spec_hash
 from workers.bench.external import WorkloadError, run_command, split_callable_result
 from workers.bench.fingerprint import clock_warnings
 from workers.bench.launcher import _read
 from workers.bench.points import memory_points, rate_points
 from workers.bench.stats import percentile, summarize
 from workers.bench.sweep import expand_sweep, point_label
-from workers.cli_bench import load_specs
+from workers.cli.bench import load_specs
 
 T0 = datetime(2026, 11, 30, 2, 59, tzinfo=UTC)
 

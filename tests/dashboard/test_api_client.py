@@ -7,7 +7,7 @@ import socket
 import httpx
 import pytest
 
-from dashboard.api_client import ApiClient, ApiError, _detail
+from dashboard.api.client import ApiClient, ApiError, _detail
 
 
 def _closed_port() -> int:

@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings
 from backend.models import TraceEvent
-from backend.services.trace_ingest import ingest_trace
+from backend.services.loading.pipeline import ingest_trace
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rocprof"
 

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from backend.services.tokens import create_token
+from backend.services.auth.tokens import create_token
 
 
 @pytest.fixture

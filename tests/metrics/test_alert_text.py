@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from backend.models.slas import Rule, Severity, SlaVerdict, Verdict
 from backend.models.webhooks import WebhookKind
-from backend.services.alerts import build_payload
+from backend.services.slas.alerts import build_payload
 
 
 def _verdict(**names: str) -> SlaVerdict:

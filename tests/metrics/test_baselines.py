@@ -24,7 +24,7 @@ from sqlmodel import Session, SQLModel
 
 from backend.core.config import Settings
 from backend.core.migrate import alembic_config
-from backend.services.tokens import create_token
+from backend.services.auth.tokens import create_token
 from tests.metrics.helpers import native
 
 PUSHES = 30

@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from backend.services.changepoints import e_divisive
-from backend.services.statistics import mann_whitney_u, welch_t_test
+from backend.services.series.changepoints import e_divisive
+from backend.services.series.statistics import mann_whitney_u, welch_t_test
 
 
 def _noise(rng: random.Random, n: int, mean: float = 100.0, sd: float = 2.0) -> list[float]:

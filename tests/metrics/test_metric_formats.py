@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from backend.services.metric_formats import MetricDocumentError, detect_format, parse_document
-from backend.services.statistics import percentile
+from backend.services.metrics.formats import MetricDocumentError, detect_format, parse_document
+from backend.services.series.statistics import percentile
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "metrics"
 

@@ -12,7 +12,7 @@ from sqlmodel import Session, func, select
 from backend.core.config import get_settings
 from backend.models.api_tokens import ApiToken
 from backend.models.metrics import MetricPoint, MetricRun
-from backend.services.tokens import create_token, hash_token
+from backend.services.auth.tokens import create_token, hash_token
 from tests.metrics.helpers import native
 
 

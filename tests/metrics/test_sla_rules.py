@@ -12,7 +12,7 @@ from sqlmodel import Session, func, select
 
 from backend.models.metrics import MetricPoint, MetricRun
 from backend.models.slas import SlaEvaluation
-from backend.services import metric_push
+from backend.services.metrics import push as metric_push
 from tests.metrics.helpers import native
 
 

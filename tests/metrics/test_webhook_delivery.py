@@ -24,7 +24,7 @@ from sqlmodel import Session, select
 from backend.core.config import Settings, get_settings
 from backend.models.outbox import OutboxMessage
 from backend.models.webhooks import DeliveryStatus, Webhook, WebhookDelivery
-from backend.services.alerts import deliver
+from backend.services.slas.alerts import deliver
 from tests.metrics.helpers import serving
 
 PUBLIC = "93.184.216.34"  # resolved to in a test, never connected to
@@ -185,7 +185,7 @@ def test_a_failed_attempt_schedules_the_next_with_backoff_and_a_duplicate_does_n
 def test_the_last_attempt_fails_the_delivery_and_schedules_nothing(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from backend.services.alerts import MAX_ATTEMPTS
+    from backend.services.slas.alerts import MAX_ATTEMPTS
 
     settings = _env(monkeypatch, webhook_allow_private="true")
     with socket.create_server(("127.0.0.1", 0)) as closed:
@@ -232,7 +232,7 @@ def test_the_sender_connects_to_the_address_it_checked(
 def test_a_name_public_at_registration_is_accepted_then_checked_again(
     client: Any, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from backend.services.tokens import create_token
+    from backend.services.auth.tokens import create_token
 
     _env(monkeypatch, webhook_allow_private="false")
     _resolve(monkeypatch, "hooks.test", [PUBLIC, "127.0.0.1"])

@@ -15,8 +15,8 @@ from sqlmodel import Session
 from backend.core.celery_config import celery_config
 from backend.core.config import Settings, get_settings
 from backend.core.task_names import DELIVER_WEBHOOK, INGEST_QUEUE, WEBHOOKS_QUEUE
-from backend.services.tokens import create_token
-from backend.services.webhook_targets import refusal
+from backend.services.auth.tokens import create_token
+from backend.services.slas.webhook_targets import refusal
 
 # (address, refused by default, refused with WEBHOOK_ALLOW_PRIVATE)
 ADDRESSES = [
@@ -150,10 +150,10 @@ def test_deliveries_are_routed_to_the_webhooks_queue_never_ingest(settings: Sett
 def test_the_embedded_worker_of_perfdash_serve_consumes_the_webhooks_queue(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from workers import cli
+    from workers.cli.main import main as cli
 
     started: list[list[str]] = []
-    monkeypatch.setattr("workers.cli.subprocess.Popen", started.append)
+    monkeypatch.setattr("workers.cli.main.subprocess.Popen", started.append)
     cli._spawn_worker()
     [cmd] = started
     queues = cmd[cmd.index("--queues") + 1].split(",")

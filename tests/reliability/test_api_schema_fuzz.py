@@ -22,7 +22,7 @@ from sqlmodel import Session
 from backend.core.config import Settings
 from backend.core.db import get_engine
 from backend.main import create_app
-from backend.services.tokens import create_token
+from backend.services.auth.tokens import create_token
 
 EXAMPLES = int(os.environ.get("PERFDASH_FUZZ_EXAMPLES", "15"))
 

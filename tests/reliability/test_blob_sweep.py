@@ -21,9 +21,9 @@ from sqlmodel import Session
 
 from backend.core.config import Settings
 from backend.core.db import get_engine
-from backend.services.blob_store import TEMP_PREFIX, blob_path, put_blob, remove_orphan
-from backend.services.blob_sweep import sweep_blobs
 from backend.services.errors import InvalidInputError
+from backend.services.traces.blob_store import TEMP_PREFIX, blob_path, put_blob, remove_orphan
+from backend.services.traces.blob_sweep import sweep_blobs
 
 TRACE = b'{"traceEvents": []}'
 

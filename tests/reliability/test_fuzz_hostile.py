@@ -24,7 +24,7 @@ from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings
 from backend.models import Trace, TraceEvent
-from backend.services.trace_ingest import ingest_trace
+from backend.services.loading.pipeline import ingest_trace
 from tests.ingest.nsys_files import NSYS, copy_of, edit
 
 

@@ -24,11 +24,11 @@ from backend.api.deps import MAX_OFFSET
 from backend.api.limits import MULTIPART_FRAMING_BYTES
 from backend.core.bind import UnsafeBindError, check_bind
 from backend.core.config import Settings
-from backend.services.rate_limit import token_buckets
-from backend.services.tokens import create_token
+from backend.services.auth.rate_limit import token_buckets
+from backend.services.auth.tokens import create_token
 from tests.metrics.helpers import native
 from tests.reliability.conftest import free_port
-from workers.serve import build_app
+from workers.cli.serve import build_app
 
 DASH_CALLBACKS = "/_dash-update-component"
 

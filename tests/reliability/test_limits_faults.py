@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 from backend.core.config import Settings
 from backend.core.db import get_engine
 from backend.main import create_app
-from backend.services.trace_ingest import ingest_trace
+from backend.services.loading.pipeline import ingest_trace
 from tests.reliability.conftest import Workers
 
 REPO = Path(__file__).resolve().parents[2]

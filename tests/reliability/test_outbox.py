@@ -23,8 +23,8 @@ from backend.core.config import Settings
 from backend.core.task_names import DELIVER_WEBHOOK, RUN_BENCHMARK, WEBHOOKS_QUEUE
 from backend.models.outbox import OutboxMessage
 from backend.models.webhooks import WebhookDelivery
-from backend.services.outbox import sweep_outbox
-from backend.services.tokens import create_token
+from backend.services.auth.tokens import create_token
+from backend.services.outbox.messages import sweep_outbox
 from tests.metrics.helpers import native
 from tests.reliability.conftest import dead_broker_url
 

@@ -19,11 +19,11 @@ import uvicorn
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, func, select
 
-import workers.http_retry
+import workers.cli.http_retry
 from backend.core.config import Settings
 from backend.main import create_app
 from backend.models.metrics import MetricPoint
-from backend.services.tokens import create_token
+from backend.services.auth.tokens import create_token
 from tests.reliability.conftest import free_port
 
 
@@ -40,7 +40,7 @@ def _start(port: int) -> tuple[uvicorn.Server, threading.Thread]:
 @pytest.fixture
 def slow_token_settings(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
     """One request per token at once, refilled every 4 s: the second push gets a 429."""
-    from backend.services.rate_limit import token_buckets
+    from backend.services.auth.rate_limit import token_buckets
 
     monkeypatch.setenv("PERFDASH_TOKEN_RATE_BURST", "1")
     monkeypatch.setenv("PERFDASH_TOKEN_RATE_PER_S", "0.25")
@@ -111,4 +111,4 @@ def test_push_waits_out_a_429_and_a_server_that_is_not_up_yet(
 
 
 def test_backoff_doctests() -> None:
-    assert doctest.testmod(workers.http_retry).failed == 0
+    assert doctest.testmod(workers.cli.http_retry).failed == 0

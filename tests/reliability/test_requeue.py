@@ -15,8 +15,8 @@ from sqlmodel import Session
 
 from backend.core.config import Settings
 from backend.models import Trace, TraceStatus
-from backend.services.requeue import sweep_traces
-from backend.services.trace_ingest import claim_trace, ingest_trace
+from backend.services.loading.pipeline import claim_trace, ingest_trace
+from backend.services.loading.requeue import sweep_traces
 
 SMALL = Path(__file__).resolve().parents[1] / "data" / "torch" / "h200_train_step.pt.trace.json.gz"
 

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings
 from backend.core.migrate import alembic_config
-from backend.services.trace_ingest import ingest_trace
+from backend.services.loading.pipeline import ingest_trace
 
 SYNTHETIC = (
     Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings
-from backend.services.trace_ingest import ingest_trace
+from backend.services.loading.pipeline import ingest_trace
 
 REPO = Path(__file__).resolve().parents[2]
 H200 = REPO / "tests" / "data" / "torch" / "h200_train_step.pt.trace.json.gz"

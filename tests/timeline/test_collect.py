@@ -11,9 +11,9 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from backend.services.event_store import COLUMNS
-from backend.services.timeline_collect import SPILL_ROWS, Collected, TimelineCollector
-from backend.services.timeline_index import build_timeline_index
+from backend.services.loading.event_store import COLUMNS
+from backend.services.timeline.collect import SPILL_ROWS, Collected, TimelineCollector
+from backend.services.timeline.index import build_timeline_index
 from ingest import parse_file
 from tests.timeline.conftest import H200, Ingest
 

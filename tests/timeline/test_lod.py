@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from backend.services.timeline_lanes import lane_key
+from backend.services.timeline.lanes import lane_key
 from ingest import parse_file
 from tests.timeline.conftest import H200, SYNTHETIC, Ingest
 
@@ -163,7 +163,7 @@ def test_nested_annotations_get_depths(client: TestClient, ingested: Ingest) -> 
 
 def test_reingest_replaces_the_index(client: TestClient, engine: Engine, ingested: Ingest) -> None:
     from backend.core.config import get_settings
-    from backend.services.trace_ingest import ingest_trace
+    from backend.services.loading.pipeline import ingest_trace
 
     trace_id = ingested(H200)
     before = _window(client, trace_id, max_items=40)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 import random
 
-from backend.services.timeline_gaps import Coverage, Launch, find_gaps
-from backend.services.timeline_pyramid import Block, first_level, level_width, pyramid
+from backend.services.timeline.gaps import Coverage, Launch, find_gaps
+from backend.services.timeline.pyramid import Block, first_level, level_width, pyramid
 
 
 def _events(seed: int, n: int) -> list[tuple[int, int, str, int, int | None]]:

@@ -10,8 +10,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings
-from backend.services.timeline_gaps import RULE
-from backend.services.trace_ingest import ingest_trace
+from backend.services.loading.pipeline import ingest_trace
+from backend.services.timeline.gaps import RULE
 from tests.timeline.conftest import H200, SYNTHETIC, Ingest
 
 

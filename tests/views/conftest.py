@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings
-from backend.services.trace_ingest import ingest_trace
+from backend.services.loading.pipeline import ingest_trace
 
 Ingest = Callable[[Path | bytes, str], str]
 

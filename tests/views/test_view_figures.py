@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dashboard.clients.views import KernelQuery
+from dashboard.api.views import KernelQuery
 from dashboard.components.kernels_panel import columns_for, kernels_panel
 from dashboard.figures.memory import memory_figure
 from dashboard.figures.overview import time_split_figure

@@ -1,5 +1,5 @@
 """`deliver_webhook`: a thin adapter from a delivery id and attempt number to
-`backend.services.alerts.deliver`, on the `webhooks` queue.
+`backend.services.slas.alerts.deliver`, on the `webhooks` queue.
 
 Retries are not Celery retries: each failed attempt writes the next one's outbox message
 in the same transaction as its log entry (`alerts.deliver`), so a broker outage or a dead
@@ -13,7 +13,7 @@ from sqlalchemy.exc import OperationalError
 from backend.core.config import get_settings
 from backend.core.db import get_engine
 from backend.core.task_names import DELIVER_WEBHOOK
-from backend.services.alerts import deliver
+from backend.services.slas.alerts import deliver
 from workers.celery_app import app
 
 

@@ -3,7 +3,7 @@
 The task never imports torch: the measurement runs in a `python -m workers.bench.run`
 subprocess (see `workers.bench.launcher`), so ingest workers that load this module stay
 torch-free and a crashing workload cannot take the worker down. Results go through the
-metrics push and the trace through the upload path (`backend.services.bench_runs`).
+metrics push and the trace through the upload path (`backend.services.benchmarks.runs`).
 """
 
 from __future__ import annotations
@@ -22,16 +22,16 @@ from backend.core.config import get_settings
 from backend.core.db import get_engine
 from backend.core.task_names import BENCH_TICK, RUN_BENCHMARK
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec
-from backend.services.bench_runs import (
+from backend.services.benchmarks.runs import (
     FailureReason,
     claim_run,
     fail_run,
     finish_run,
     requeue_run,
 )
-from backend.services.benchmarks import check_storage_paths, enqueue_due_runs
+from backend.services.benchmarks.specs import check_storage_paths, enqueue_due_runs
 from backend.services.errors import InvalidInputError
-from backend.services.traces import accept_upload
+from backend.services.traces.lifecycle import accept_upload
 from workers import runner_registry  # noqa: F401  (connects the worker_ready signal)
 from workers.bench.launcher import Outcome, install_at_ref, launch
 from workers.bench.spec import Determinism, Kind, RunRequest

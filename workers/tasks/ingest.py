@@ -1,4 +1,4 @@
-"""`ingest_trace`: a thin adapter from a task id to `backend.services.trace_ingest`.
+"""`ingest_trace`: a thin adapter from a task id to `backend.services.loading.pipeline`.
 
 The soft time limit fails the trace with a message and leaves the worker running; the hard
 limit (the child is killed) leaves a `processing` row that the sweeper retries, then fails.
@@ -12,7 +12,7 @@ from sqlalchemy.exc import OperationalError
 from backend.core.config import get_settings
 from backend.core.db import get_engine
 from backend.core.task_names import INGEST_TRACE
-from backend.services.trace_ingest import ingest_trace as run_ingest
+from backend.services.loading.pipeline import ingest_trace as run_ingest
 from workers import sweeper  # noqa: F401  (connects the worker_ready signal)
 from workers.celery_app import app
 

@@ -7,10 +7,10 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Query, status
 from backend.api.access import require
 from backend.api.deps import Offset, SessionDep
 from backend.models.metrics import MetricRunsPublic, SeriesPublic
-from backend.services import metric_reads
-from backend.services.metric_formats import FORMATS, MetricDocumentError
-from backend.services.metric_push import PushResult, push_metrics
-from backend.services.permissions import PUSH_METRICS
+from backend.services.auth.permissions import PUSH_METRICS
+from backend.services.metrics.formats import FORMATS, MetricDocumentError
+from backend.services.metrics.push import PushResult, push_metrics
+from backend.services.series import reads as metric_reads
 
 router = APIRouter(prefix="/metrics", tags=["metrics"])
 WriteToken = Annotated[object, Depends(require(PUSH_METRICS))]

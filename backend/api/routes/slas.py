@@ -16,11 +16,12 @@ from backend.models.slas import (
     SlaPublic,
     SlasPublic,
 )
-from backend.services import baselines, metric_reads
-from backend.services import slas as service
-from backend.services.auth import Identity
-from backend.services.permissions import CHANGE_SLAS
-from backend.services.sla_eval import latest_evaluations
+from backend.services.auth.permissions import CHANGE_SLAS
+from backend.services.auth.resolve import Identity
+from backend.services.series import reads as metric_reads
+from backend.services.slas import baselines
+from backend.services.slas import definitions as service
+from backend.services.slas.evaluate import latest_evaluations
 
 router = APIRouter(prefix="/slas", tags=["slas"])
 WriteToken = Annotated[object, Depends(require(CHANGE_SLAS))]

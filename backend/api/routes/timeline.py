@@ -16,12 +16,12 @@ from backend.models.timeline import (
     TimelineOverview,
     TimelineWindow,
 )
-from backend.services import timeline as service
-from backend.services import timeline_events as events_service
-from backend.services import trace_steps as steps_service
-from backend.services.chrome_export import export_chrome_trace
+from backend.services.auth.permissions import CHANGE_TRACE
 from backend.services.errors import InvalidInputError
-from backend.services.permissions import CHANGE_TRACE
+from backend.services.timeline import events as events_service
+from backend.services.timeline import steps as steps_service
+from backend.services.timeline import windows as service
+from backend.services.traces.chrome_export import export_chrome_trace
 
 router = APIRouter(prefix="/traces", tags=["timeline"])
 

@@ -12,8 +12,8 @@ from backend.api.deps import Offset, SessionDep
 from backend.models.kernel_stats import KernelGroupBy, KernelSort, KernelStatsPublic
 from backend.models.trace_summary import TraceSummaryPublic
 from backend.models.traces import TraceStatus
-from backend.services import kernel_stats
-from backend.services.traces import get_trace
+from backend.services.traces import kernel_stats
+from backend.services.traces.lifecycle import get_trace
 
 router = APIRouter(prefix="/traces", tags=["traces"])
 

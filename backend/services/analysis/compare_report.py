@@ -3,7 +3,7 @@
 Lines follow the issue's wording: "Step time: X ms → Y ms (Z% improvement)", "Throughput:
 A → B tokens/s (C% increase)", "Peak memory: D GB → E GB (F% reduction)"; a change in the
 unwanted direction says "regression" or "increase". Trace and kernel names are code spans
-(`backend.services.markdown_escape.code_span`), so a name holding `<script>`, `|`, a
+(`backend.core.markdown_escape.code_span`), so a name holding `<script>`, `|`, a
 backtick or a newline stays text in any Markdown renderer and cannot start a line.
 
 It opens with the biggest changes (the comparison's `headline`) and states the basis every
@@ -14,8 +14,8 @@ Public surface: `render_markdown`, `format_duration`.
 
 from collections.abc import Sequence
 
+from backend.core.markdown_escape import code_span
 from backend.models.trace_views import ComparePublic, HeadlineItem, KernelDelta, MetricDelta
-from backend.services.markdown_escape import code_span
 
 TOP_KERNELS = 10
 NAME_WIDTH = 80

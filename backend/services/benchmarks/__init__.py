@@ -1,0 +1,1 @@
+"""Benchmark specs, runs, runners and their cron schedules."""

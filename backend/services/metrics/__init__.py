@@ -1,0 +1,1 @@
+"""Metric pushes: the accepted document formats, their problems, and the push transaction."""

@@ -1,0 +1,3 @@
+"""Metric series over runs: history reads, statistics, change points and regimes (pure maths below
+the SLA rules).
+"""

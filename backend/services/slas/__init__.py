@@ -1,0 +1,3 @@
+"""SLAs: definitions, evaluation, baselines, and the alerts and webhooks their status changes
+send.
+"""

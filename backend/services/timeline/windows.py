@@ -1,0 +1,367 @@
+"""Timeline windows at the right level of detail, and the GPU-utilisation overview.
+
+A window query never scans all of a trace's events. It picks a pyramid level from the
+bound "at most T / width + 2 blocks per lane", then walks down while the coarser level's
+`children` sums (an upper bound on the next level's block count, computed by an
+aggregate over at most a few thousand index entries) still fit `max_items`. Only at
+level 1, when the window's event count (the blocks' `events`) fits, are raw events read:
+an index range on events(trace_id, kind, start_ns) with a `LONG_NS` look-back plus the
+long events of `timeline_spans`. If that still returns more than `max_items`, the
+level-1 blocks are returned instead, so the limit always holds.
+
+Public surface: `get_window`, `get_overview`, `lane_keys`, `overlap`, `DEFAULT_MAX_ITEMS`.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import ColumnElement
+from sqlmodel import Session, col
+
+from backend.models.events import TraceEvent
+from backend.models.timeline import (
+    LanePublic,
+    OverviewBin,
+    TimelineBlock,
+    TimelineItem,
+    TimelineLane,
+    TimelineOverview,
+    TimelineSpan,
+    TimelineWindow,
+    table_of,
+)
+from backend.models.traces import Trace, TraceStatus
+from backend.services.errors import InvalidInputError
+from backend.services.timeline import lanes as lanes_mod
+from backend.services.timeline.lanes import DEVICE, FAMILY_KINDS, LaneKey
+from backend.services.timeline.pyramid import LONG_NS, length_class, level_width, lookback
+from backend.services.traces.lifecycle import get_trace
+
+DEFAULT_MAX_ITEMS = 5000
+SCAN_FACTOR = 4  # index entries a query may read per returned item, at most
+OVERVIEW_SCAN = 50_000
+HOVER_ARGS = (
+    "grid", "block", "bytes", "memory bandwidth (GB/s)", "registers per thread",
+    "shared memory", "est. achieved occupancy %", "queue", "Collective name",
+)  # fmt: skip
+_E = table_of(TraceEvent).c
+_B = table_of(TimelineBlock).c
+_S = table_of(TimelineSpan).c
+
+
+@dataclass(slots=True)
+class _Agg:
+    blocks: int = 0
+    children: int = 0
+    events: int = 0
+
+
+def ready_trace(session: Session, trace_id: str) -> Trace:
+    """The trace, which must be ready (its index exists only then)."""
+    trace = get_trace(session=session, trace_id=trace_id)
+    if trace.status != TraceStatus.READY:
+        raise InvalidInputError(f"trace {trace_id} is {trace.status}, not ready")
+    return trace
+
+
+def list_lanes(session: Session, trace_id: str, *, hidden: bool = False) -> list[TimelineLane]:
+    """The trace's lanes in display order (hidden per-device lanes only when asked)."""
+    query = select(TimelineLane).where(col(TimelineLane.trace_id) == trace_id)
+    query = query.where(col(TimelineLane.hidden) == hidden).order_by(col(TimelineLane.lane))
+    return list(session.scalars(query).all())
+
+
+def lane_keys(lanes: Sequence[TimelineLane]) -> dict[LaneKey, int]:
+    """Lane identity -> lane id, to place raw events read from `events`."""
+    out = {}
+    for lane in lanes:
+        gpu = lane.family in lanes_mod.GPU_FAMILIES or lane.family == DEVICE
+        a, b = (lane.device, lane.stream) if gpu else (lane.pid, lane.tid)
+        out[LaneKey(lane.family, lane.rank, a, b)] = lane.lane
+    return out
+
+
+def overlap(
+    table: Any, trace_id: str, ws: int, we: int, max_class: int, *extra: ColumnElement[bool]
+) -> ColumnElement[bool]:
+    """Rows of a binned table (blocks or spans) overlapping [ws, we): one range per bin."""
+    ranges = [
+        and_(
+            table.trace_id == trace_id,
+            *extra,
+            table.dclass == c,
+            table.start_ns >= ws - lookback(c),
+            table.start_ns < we,
+        )
+        for c in range(max_class + 1)
+    ]
+    return and_(or_(*ranges), table.end_ns >= ws)
+
+
+def get_window(
+    *,
+    session: Session,
+    trace_id: str,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+    max_items: int = DEFAULT_MAX_ITEMS,
+    lanes: list[int] | None = None,
+) -> TimelineWindow:
+    """At most `max_items` drawable items for [start_ns, end_ns) of the chosen lanes.
+
+    Raises:
+        NotFoundError: no such trace.
+        InvalidInputError: the trace is not ready, the window is empty, or a lane is unknown.
+    """
+    trace = ready_trace(session, trace_id)
+    all_lanes = list_lanes(session, trace_id)
+    t0 = min((lane.first_ns for lane in all_lanes), default=trace.start_ns or 0)
+    t1 = max((lane.last_ns for lane in all_lanes), default=t0)
+    ws = t0 if start_ns is None else start_ns
+    we = t1 if end_ns is None else end_ns
+    if we <= ws:
+        raise InvalidInputError(f"empty window: end_ns ({we}) must be after start_ns ({ws})")
+    chosen = _choose(all_lanes, lanes)
+    w = _Window(session.connection(), trace_id, ws, we, max_items, all_lanes, chosen, t1 - t0)
+    items, level, estimate, truncated = w.items()
+    return TimelineWindow(
+        trace_id=trace_id, start_ns=ws, end_ns=we, trace_start_ns=t0, trace_end_ns=t1,
+        mode="events" if level is None else "blocks", level=level,
+        merge_gap_ns=None if level is None else level_width(level), max_items=max_items,
+        estimated_events=estimate, truncated=truncated,
+        lanes=[_lane_public(lane) for lane in chosen], items=items,
+    )  # fmt: skip
+
+
+def _choose(all_lanes: list[TimelineLane], wanted: list[int] | None) -> list[TimelineLane]:
+    if wanted is None:
+        return all_lanes
+    by_id = {lane.lane: lane for lane in all_lanes}
+    unknown = sorted(set(wanted) - set(by_id))
+    if unknown:
+        raise InvalidInputError(f"unknown lane ids {unknown}; the trace has 0..{len(by_id) - 1}")
+    return [by_id[i] for i in sorted(set(wanted))]
+
+
+def _lane_public(lane: TimelineLane) -> LanePublic:
+    return LanePublic(
+        lane=lane.lane, family=lane.family, group=lanes_mod.group_of(lane.family),
+        label=lane.label, rank=lane.rank, device=lane.device, stream=lane.stream,
+        pid=lane.pid, tid=lane.tid, events=lane.events, busy_ns=lane.busy_ns,
+    )  # fmt: skip
+
+
+class _Window:
+    """One window query: choose the level, then read blocks or raw events."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        trace_id: str,
+        ws: int,
+        we: int,
+        max_items: int,
+        all_lanes: list[TimelineLane],
+        chosen: list[TimelineLane],
+        span: int,
+    ) -> None:
+        self.conn, self.trace_id, self.ws, self.we, self.n = conn, trace_id, ws, we, max_items
+        self.all_lanes, self.chosen = all_lanes, chosen
+        self.ids = {lane.lane for lane in chosen}
+        self.visible = len(all_lanes)
+        self.levels = len(all_lanes[0].level_blocks) if all_lanes else 1
+        self.max_class = length_class(max(span, 1))
+
+    def items(self) -> tuple[list[TimelineItem], int | None, int, bool]:
+        """(items, level or None for raw events, estimated events, truncated)."""
+        if not self.chosen:
+            return [], None, 0, False
+        level = self._start_level()
+        sel, tot = self._aggregate(level, self.ws)
+        while level > 1 and sel.children <= self.n and tot.children <= SCAN_FACTOR * self.n:
+            level -= 1
+            sel, tot = self._aggregate(level, self.ws)
+        if level == 1 and sel.children <= self.n and self._raw_scan_fits():
+            raw = self._raw_items()
+            if raw is not None:
+                return raw, None, sel.events, False
+        blocks, truncated = self._blocks(level)
+        return blocks, level, sel.events, truncated
+
+    def _start_level(self) -> int:
+        """Finest level whose bound (T / width + 2 per lane, all lanes) fits the budget."""
+        length = self.we - self.ws
+        for level in range(1, self.levels + 1):
+            if self.visible * (length // level_width(level) + 2) <= self.n:
+                return level
+        return self.levels
+
+    def _aggregate(self, level: int, ws: int) -> tuple[_Agg, _Agg]:
+        """(selected lanes, all visible lanes) block, children and event sums in the window."""
+        where = overlap(_B, self.trace_id, ws, self.we, self.max_class, _B.level == level)
+        query = (
+            select(_B.lane, func.count(), func.sum(_B.children), func.sum(_B.events))
+            .where(where, _B.lane < self.visible)
+            .group_by(_B.lane)
+        )
+        sel, tot = _Agg(), _Agg()
+        for lane, blocks, children, events in self.conn.execute(query):
+            for agg in (tot, sel) if lane in self.ids else (tot,):
+                agg.blocks += blocks
+                agg.children += int(children)
+                agg.events += int(events)
+        return sel, tot
+
+    def _families(self) -> set[str]:
+        return {lane.family for lane in self.chosen}
+
+    def _raw_scan_fits(self) -> bool:
+        """The events index range the raw path reads (all lanes of the same kinds, with the
+        look-back) must stay within the scan budget too."""
+        families = self._families()
+        same = {lane.lane for lane in self.all_lanes if lane.family in families}
+        where = overlap(_B, self.trace_id, self.ws - LONG_NS, self.we, self.max_class)
+        query = select(func.coalesce(func.sum(_B.events), 0)).where(
+            where,
+            _B.level == 1,
+            _B.lane.in_(same),
+        )
+        return int(self.conn.execute(query).scalar_one()) <= SCAN_FACTOR * self.n
+
+    def _raw_items(self) -> list[TimelineItem] | None:
+        kinds = [k for f in self._families() for k in FAMILY_KINDS.get(f, ())]
+        cols = (_E.id, _E.kind, _E.name, _E.start_ns, _E.dur_ns, _E.rank, _E.device,
+                _E.stream, _E.pid, _E.tid, _E.args)  # fmt: skip
+        short = select(*cols).where(
+            _E.trace_id == self.trace_id, _E.kind.in_(kinds),
+            _E.start_ns >= self.ws - LONG_NS, _E.start_ns < self.we,
+            _E.dur_ns <= LONG_NS, _E.start_ns + _E.dur_ns >= self.ws,
+        )  # fmt: skip
+        long = (
+            select(*cols)
+            .join(table_of(TimelineSpan), _S.event_id == _E.id)
+            .where(overlap(_S, self.trace_id, self.ws, self.we, self.max_class))
+            .where(_S.lane.in_(self.ids))
+        )
+        keys = lane_keys(self.chosen)
+        items: list[TimelineItem] = []
+        for query in (short, long):
+            for row in self.conn.execute(query):
+                item = _raw_item(row, keys)
+                if item is not None:
+                    items.append(item)
+                    if len(items) > self.n:
+                        return None
+        _set_depths(items)
+        return items
+
+    def _blocks(self, level: int) -> tuple[list[TimelineItem], bool]:
+        where = overlap(_B, self.trace_id, self.ws, self.we, self.max_class, _B.level == level)
+        query = select(_B.lane, _B.start_ns, _B.end_ns, _B.events, _B.busy_ns, _B.top_name).where(
+            where, _B.lane.in_(self.ids)
+        )
+        families = {lane.lane: lane.family for lane in self.chosen}
+        items = [
+            TimelineItem(
+                lane=lane,
+                start_ns=s,
+                dur_ns=e - s,
+                name=top,
+                count=n,
+                busy_ns=busy,
+                category=lanes_mod.family_category(families[lane], top),
+            )
+            for lane, s, e, n, busy, top in self.conn.execute(query)
+        ]
+        if len(items) <= self.n:
+            return sorted(items, key=lambda i: (i.lane, i.start_ns)), False
+        items.sort(key=lambda i: -i.busy_ns)
+        return sorted(items[: self.n], key=lambda i: (i.lane, i.start_ns)), True
+
+
+def _raw_item(row: Any, keys: dict[LaneKey, int]) -> TimelineItem | None:
+    id_, kind, name, start, dur, rank, device, stream, pid, tid, args = row
+    key = lanes_mod.lane_key(kind, rank, device, stream, pid, tid)
+    lane = keys.get(key) if key is not None else None
+    if lane is None:
+        return None
+    shown = {k: args[k] for k in HOVER_ARGS if k in args} if isinstance(args, dict) else None
+    return TimelineItem(
+        lane=lane, start_ns=start, dur_ns=dur, name=name, busy_ns=dur, id=id_,
+        category=lanes_mod.category(kind, name), args=shown or None,
+    )  # fmt: skip
+
+
+def _set_depths(items: list[TimelineItem]) -> None:
+    """Nesting depth per lane: every ancestor of an event in the window overlaps it too,
+    so a stack over the window's events gives exact depths."""
+    items.sort(key=lambda i: (i.lane, i.start_ns, -i.dur_ns))
+    lane, stack = -1, list[int]()
+    for item in items:
+        if item.lane != lane:
+            lane, stack = item.lane, []
+        while stack and stack[-1] <= item.start_ns:
+            stack.pop()
+        item.depth = len(stack)
+        stack.append(item.start_ns + item.dur_ns)
+
+
+def get_overview(*, session: Session, trace_id: str, bins: int = 400) -> TimelineOverview:
+    """GPU utilisation (share of time a device runs any GPU work) over the whole trace,
+    from the finest pyramid level that is cheap to read whole."""
+    ready_trace(session, trace_id)
+    visible = list_lanes(session, trace_id)
+    devices = list_lanes(session, trace_id, hidden=True)
+    t0 = min((lane.first_ns for lane in visible), default=0)
+    t1 = max((lane.last_ns for lane in visible), default=t0)
+    if not devices or t1 <= t0:
+        return TimelineOverview(
+            trace_id=trace_id, trace_start_ns=t0, trace_end_ns=t1, devices=0, level=None, bins=[]
+        )
+    level = _overview_level([*visible, *devices])
+    query = select(_B.start_ns, _B.end_ns, _B.busy_ns).where(
+        _B.trace_id == trace_id, _B.level == level,
+        _B.lane.in_([d.lane for d in devices]),
+    )  # fmt: skip
+    busy = _bin_busy(session.connection().execute(query), t0, t1, bins)
+    width = (t1 - t0) / bins
+    out = [
+        OverviewBin(
+            start_ns=round(t0 + i * width),
+            end_ns=round(t0 + (i + 1) * width),
+            utilization=min(1.0, b / (width * len(devices))),
+        )
+        for i, b in enumerate(busy)
+    ]
+    return TimelineOverview(
+        trace_id=trace_id, trace_start_ns=t0, trace_end_ns=t1, devices=len(devices),
+        level=level, bins=out,
+    )  # fmt: skip
+
+
+def _overview_level(lanes: list[TimelineLane]) -> int:
+    levels = len(lanes[0].level_blocks)
+    for level in range(min(2, levels), levels + 1):  # device lanes store no level 1
+        if sum(lane.level_blocks[level - 1] for lane in lanes) <= OVERVIEW_SCAN:
+            return level
+    return levels
+
+
+def _bin_busy(rows: Any, t0: int, t1: int, bins: int) -> list[float]:
+    """Spread each block's busy time evenly over its extent, into equal bins."""
+    width = (t1 - t0) / bins
+    out = [0.0] * bins
+    for start, end, busy in rows:
+        if end <= start:
+            continue
+        density = busy / (end - start)
+        first = max(0, int((start - t0) / width))
+        last = min(bins - 1, int((end - t0) / width))
+        for i in range(first, last + 1):
+            lo, hi = max(start, t0 + i * width), min(end, t0 + (i + 1) * width)
+            if hi > lo:
+                out[i] += (hi - lo) * density
+    return out

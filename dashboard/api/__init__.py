@@ -1,0 +1,1 @@
+"""Per-area API calls built on `dashboard.api.client.ApiClient.get/post`."""

@@ -1,1 +1,0 @@
-"""Per-area API calls built on `dashboard.api_client.ApiClient.get/post`."""

@@ -1,0 +1,125 @@
+"""The `perfdash` command: the composition root above every package.
+
+`serve` is the one place that mounts the dashboard into the API app and starts a worker
+process, so `backend` never imports `dashboard` or `workers`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import subprocess
+import sys
+
+from backend.core.task_names import CPU_QUEUES
+from workers.cli import auth as cli_auth
+from workers.cli import bench as cli_bench
+from workers.cli import ingest as cli_ingest
+from workers.cli import metrics as cli_metrics
+
+log = logging.getLogger("perfdash")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `perfdash` console script."""
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    result: int = args.handler(args)
+    return result
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="perfdash", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="run the API, the dashboard and a Celery worker")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--no-worker", action="store_true", help="do not start a worker process")
+    serve.add_argument("--no-samples", action="store_true", help="do not seed sample traces")
+    serve.set_defaults(handler=_serve)
+
+    worker = sub.add_parser("worker", help="run a Celery worker")
+    worker.add_argument(
+        "--queues", default=",".join(CPU_QUEUES), help="comma-separated, e.g. ingest,webhooks,gpu"
+    )
+    worker.add_argument("--concurrency", type=int, default=None)
+    worker.set_defaults(handler=_worker)
+
+    db = sub.add_parser("db", help="database maintenance")
+    db_sub = db.add_subparsers(required=True, metavar="ACTION")
+    db_sub.add_parser("upgrade", help="apply all migrations").set_defaults(handler=_db_upgrade)
+
+    cli_ingest.register(sub)
+    cli_metrics.register(sub)
+    cli_auth.register(sub)
+    cli_bench.register(sub)
+    return parser
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from backend.core.bind import UnsafeBindError, check_bind
+    from backend.core.config import get_settings
+    from backend.core.migrate import upgrade_database
+    from workers.cli.serve import build_app, seed_samples
+
+    try:
+        check_bind(args.host, get_settings())
+    except UnsafeBindError as e:
+        log.error("%s", e)
+        return 2
+    upgrade_database()
+    worker = None if args.no_worker else _spawn_worker()
+    try:
+        if not args.no_samples:
+            seed_samples()
+        # proxy_headers=False: the client address stays the TCP peer, which is what
+        # TRUSTED_PROXIES is checked against (uvicorn would replace it by X-Forwarded-For).
+        uvicorn.run(
+            build_app(args.host, args.port), host=args.host, port=args.port, proxy_headers=False
+        )
+    finally:
+        if worker is not None:
+            worker.terminate()
+            worker.wait(timeout=30)
+    return 0
+
+
+def _spawn_worker() -> subprocess.Popen[bytes]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "workers.cli",
+        "worker",
+        "--queues",
+        ",".join(CPU_QUEUES),  # ingest and webhook deliveries
+        "--concurrency",
+        "1",
+    ]
+    log.info("starting worker: %s", " ".join(cmd))
+    return subprocess.Popen(cmd)
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from backend.core.migrate import upgrade_database
+    from workers.celery_app import app
+
+    upgrade_database()
+    argv = ["worker", "--loglevel=INFO", f"--queues={args.queues}", "--without-gossip"]
+    if args.concurrency:
+        argv.append(f"--concurrency={args.concurrency}")
+    app.worker_main(argv=argv)
+    return 0
+
+
+def _db_upgrade(_args: argparse.Namespace) -> int:
+    from backend.core.migrate import upgrade_database
+
+    upgrade_database()
+    print("database is at the latest revision")
+    return 0
