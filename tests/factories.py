@@ -2,8 +2,8 @@
 through the ingest service a worker would run.
 
 Fixtures stay in the `conftest.py` files; these take the client, engine and settings they
-need as arguments, so a test reads as the steps a user takes. Each one asserts the status
-code the step must answer with and shows the API's text when it does not.
+need as arguments, so a test reads as the steps a user takes. Each API call asserts the
+status code the step must answer with and shows the API's text when it does not.
 
 Public surface: traces (`upload`, `upload_trace`, `upload_and_ingest`, `wait_for_trace`,
 `Ingest`), metrics and SLAs (`native`, `post_metrics`, `post_sla`), and
