@@ -23,6 +23,7 @@ from backend.core.db import get_engine
 from backend.core.migrate import upgrade_database
 from backend.core.queue import get_producer
 from backend.main import create_app
+from tests.factories import Ingest, upload_and_ingest
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -115,3 +116,13 @@ def client(settings: Settings) -> Iterator[TestClient]:
 def h200_trace() -> Path:
     """A real torch.profiler trace made on an H200 by tests/data/make_torch_trace.py."""
     return DATA / "torch" / "h200_train_step.pt.trace.json.gz"
+
+
+@pytest.fixture
+def ingest(client: TestClient, engine: Engine, settings: Settings) -> Ingest:
+    """Upload a file (or bytes) under a name, ingest it in-process; the ready trace's id."""
+
+    def run(source: Path | bytes, name: str | None = None) -> str:
+        return upload_and_ingest(client, engine, settings, source, name)
+
+    return run

@@ -1,13 +1,11 @@
 """The `api token` noun: bearer tokens for CI, stored only as a sha256 of the secret."""
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import JSON, Column, DateTime
 from sqlmodel import Field, SQLModel
 
-
-def _now() -> datetime:
-    return datetime.now(UTC)
+from backend.core.clock import utc_now
 
 
 class ApiToken(SQLModel, table=True):
@@ -19,7 +17,7 @@ class ApiToken(SQLModel, table=True):
     token_hash: str = Field(max_length=64, unique=True)
     scopes: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
     last_used_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
     revoked_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))

@@ -6,13 +6,15 @@ who may create a command spec) live in `backend.services.benchmarks.specs`.
 """
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from pydantic import field_validator, model_validator
 from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Integer, String, Text
 from sqlmodel import Field, SQLModel
+
+from backend.core.clock import utc_now
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a real bigint.
 _BigId = BigInteger().with_variant(Integer(), "sqlite")
@@ -39,13 +41,9 @@ class RunStatus(StrEnum):
     FAILED = "failed"
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 def _ts(nullable: bool) -> Any:
     return Field(
-        default_factory=_now if not nullable else None,
+        default_factory=utc_now if not nullable else None,
         sa_column=Column(DateTime(timezone=True), nullable=nullable),
     )
 

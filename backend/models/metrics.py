@@ -4,7 +4,7 @@ A run is one (project, benchmark, run key) and is stored once; a point is one me
 run and is stored once per run, which is what makes a retried CI push idempotent.
 """
 
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -21,6 +21,7 @@ from sqlalchemy import (
 )
 from sqlmodel import Field, SQLModel
 
+from backend.core.clock import utc_now
 from backend.models.slas import BaselineAcceptancePublic
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a real bigint.
@@ -32,10 +33,6 @@ class Direction(StrEnum):
 
     LOWER = "lower_is_better"
     HIGHER = "higher_is_better"
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class MetricRun(SQLModel, table=True):
@@ -56,7 +53,7 @@ class MetricRun(SQLModel, table=True):
         default_factory=dict, sa_column=Column(JSON, nullable=False)
     )
     created_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
 
 

@@ -5,17 +5,15 @@ A row exists only until its message reached the broker; `next_attempt_at` is bot
 the sweeper may send it and the lease of whoever is sending it now.
 """
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Column, DateTime, Integer, Text
 from sqlmodel import Field, SQLModel
 
+from backend.core.clock import utc_now
+
 _BigId = BigInteger().with_variant(Integer(), "sqlite")
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class OutboxMessage(SQLModel, table=True):
@@ -30,10 +28,11 @@ class OutboxMessage(SQLModel, table=True):
     # The task must not run before this (a retry's backoff); sent as a countdown.
     not_before: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
     next_attempt_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False, index=True)
+        default_factory=utc_now,
+        sa_column=Column(DateTime(timezone=True), nullable=False, index=True),
     )
     attempts: int = 0
     last_error: str | None = Field(default=None, sa_column=Column(Text))
     created_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )

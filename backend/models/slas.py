@@ -5,13 +5,15 @@ scanning the evaluation history.
 """
 
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Self
 
 from pydantic import model_validator
 from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer, String
 from sqlmodel import Field, SQLModel
+
+from backend.core.clock import utc_now
 
 _BigId = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -44,10 +46,6 @@ class Verdict(StrEnum):
     PASS = "pass"
     FAIL = "fail"
     NO_DATA = "no_data"
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class SlaBase(SQLModel):
@@ -100,10 +98,10 @@ class Sla(SlaBase, table=True):
     # The last SPARKLINE_LENGTH observed values, kept here so the board reads one row per SLA.
     sparkline: list[float] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
     updated_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
 
 
@@ -142,7 +140,7 @@ class SlaEvaluation(SQLModel, table=True):
     baseline: float | None = None
     details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
 
 
@@ -204,7 +202,7 @@ class BaselineAcceptance(SQLModel, table=True):
     accepted_by: str = Field(max_length=256)
     reason: str = Field(max_length=1024)
     accepted_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
 
 

@@ -1,12 +1,14 @@
 """The `trace` noun: one uploaded file, its status and what was learnt parsing it."""
 
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Column, DateTime, Integer, String
 from sqlmodel import Field, SQLModel
+
+from backend.core.clock import utc_now
 
 
 class TraceStatus(StrEnum):
@@ -16,10 +18,6 @@ class TraceStatus(StrEnum):
     PROCESSING = "processing"
     READY = "ready"
     FAILED = "failed"
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class TraceBase(SQLModel):
@@ -63,10 +61,10 @@ class Trace(TraceBase, table=True):
         default=None, sa_column=Column(DateTime(timezone=True))
     )
     created_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
     updated_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
 
 

@@ -5,11 +5,13 @@ does not hand out live sessions; the CSRF token is kept as is because it is comp
 with what the browser sends, and alone grants nothing.
 """
 
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 
 from sqlalchemy import Column, DateTime, ForeignKey, Integer, String
 from sqlmodel import Field, SQLModel
+
+from backend.core.clock import utc_now
 
 
 class Role(StrEnum):
@@ -24,10 +26,6 @@ class Role(StrEnum):
         return list(Role).index(self)
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 class User(SQLModel, table=True):
     __tablename__ = "users"
 
@@ -37,7 +35,7 @@ class User(SQLModel, table=True):
     password_hash: str | None = Field(default=None, max_length=256)
     role: Role = Field(default=Role.VIEWER, sa_type=String(16))
     created_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
     disabled: bool = False
 
@@ -53,13 +51,13 @@ class LoginSession(SQLModel, table=True):
     )
     csrf_token: str = Field(max_length=64)
     created_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
     expires_at: datetime = Field(
         sa_column=Column(DateTime(timezone=True), nullable=False, index=True)
     )
     last_seen_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
 
 

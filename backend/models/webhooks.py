@@ -1,11 +1,13 @@
 """The `webhook` noun: where alerts go, and the log of every delivery attempt."""
 
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Integer, String
 from sqlmodel import Field, SQLModel
+
+from backend.core.clock import utc_now
 
 _BigId = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -19,10 +21,6 @@ class DeliveryStatus(StrEnum):
     PENDING = "pending"
     DELIVERED = "delivered"
     FAILED = "failed"
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class WebhookBase(SQLModel):
@@ -44,7 +42,7 @@ class Webhook(WebhookBase, table=True):
     name: str = Field(max_length=128, unique=True)
     secret: str = Field(default="", max_length=256)
     created_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
 
 
@@ -67,7 +65,7 @@ class WebhookDelivery(SQLModel, table=True):
     response_code: int | None = None
     error: str | None = None
     created_at: datetime = Field(
-        default_factory=_now, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False)
     )
     delivered_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
 

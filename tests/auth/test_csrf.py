@@ -14,11 +14,10 @@ from collections.abc import Callable
 import httpx
 import pytest
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
 
-from backend.services.auth.tokens import create_token
 from tests.auth.conftest import TRACE_BYTES, MakeClient, csrf_header, sign_in, upload
 from tests.browser.conftest import Server, perfdash
+from tests.factories import token_headers
 
 PASSWORD = "a long test password"
 
@@ -65,9 +64,7 @@ def test_another_sessions_token_does_not_pass(
 
 def test_token_requests_need_no_csrf_token(make_client: MakeClient, engine: Engine) -> None:
     client = make_client("password")
-    with Session(engine) as db:
-        plaintext, _ = create_token(db, "ci", ["traces:write"])
-    assert upload(client, {"Authorization": f"Bearer {plaintext}"}).status_code == 202
+    assert upload(client, token_headers(engine, "traces:write", name="ci")).status_code == 202
 
 
 def _sign_in_http(server: Server, username: str) -> dict[str, str]:

@@ -22,7 +22,7 @@ from backend.services.auth.tokens import create_token
 from backend.services.benchmarks.specs import upsert_spec
 from backend.services.traces.lifecycle import accept_upload
 from tests.auth.conftest import MakeClient, csrf_header, sign_in, upload
-from tests.metrics.helpers import native
+from tests.factories import native, token_headers
 
 GEMM: dict[str, Any] = {"name": "gemm-bf16", "workload": "gemm", "sweep": {"m": [256]}}
 SLA = {"project": "llm", "benchmark": "train", "metric": "step_time_ms", "threshold": 12}
@@ -119,9 +119,7 @@ def test_what_each_token_scope_may_do(
     make_client: MakeClient, engine: Engine, world: str, scope: str, auth: str
 ) -> None:
     client = make_client(auth)
-    with Session(engine) as db:
-        plaintext, _ = create_token(db, "ci", [scope])
-    headers = {"Authorization": f"Bearer {plaintext}"}  # no CSRF token: none is needed
+    headers = token_headers(engine, scope, name="ci")  # no CSRF token: none is needed
     assert _outcomes(client, headers, world) == _expect(SCOPE_CAN[scope])
 
 
@@ -147,12 +145,10 @@ def test_refusals_say_what_is_missing(make_client: MakeClient, world: str, engin
     )
     pushed = client.post("/api/v1/metrics", json=native(), headers=csrf_header(client))
     assert "use an API token with 'metrics:write'" in pushed.json()["detail"]
-    with Session(engine) as db:
-        plaintext, _ = create_token(db, "ci", ["metrics:write"])
     token = make_client("password").post(
         "/api/v1/traces",
         files={"file": ("t.json", b"{}")},
-        headers={"Authorization": f"Bearer {plaintext}"},
+        headers=token_headers(engine, "metrics:write", name="ci"),
     )
     assert token.status_code == 403 and "lacks the 'traces:write' scope" in token.json()["detail"]
 

@@ -20,8 +20,8 @@ from sqlmodel import Session
 
 from backend.core.config import Settings, get_settings
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, RunStatus
-from backend.services.auth.tokens import create_token
 from tests.auth.conftest import MakeClient
+from tests.factories import token_headers
 from workers.bench.external import WorkloadError, load_callable
 from workers.cli.serve import build_app
 from workers.tasks.bench import execute_run
@@ -59,12 +59,6 @@ def test_registered_entry_points_run_by_name_or_by_value() -> None:
         load_callable("team_bench:other")
 
 
-def _admin_headers(engine: Engine) -> dict[str, str]:
-    with Session(engine) as db:
-        plaintext, _ = create_token(db, "ops", ["admin"])
-    return {"Authorization": f"Bearer {plaintext}"}
-
-
 def _storage_params(settings: Settings) -> list[dict[str, object]]:
     blob = settings.blob_dir / "ab" / "abcdef.ini"
     outside = settings.blob_dir.parent / "elsewhere" / ".." / settings.blob_dir.name / "x.ini"
@@ -80,7 +74,7 @@ def test_specs_may_not_name_files_in_perfdash_storage(
     make_client: MakeClient, engine: Engine
 ) -> None:
     client = make_client("password")
-    headers = _admin_headers(engine)
+    headers = token_headers(engine, "admin", name="ops")
     for params in _storage_params(get_settings()):
         spec = {"name": "gemm", "workload": "gemm", "params": params}
         answer = client.post("/api/v1/benchmarks", json=spec, headers=headers)

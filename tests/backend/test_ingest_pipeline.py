@@ -18,6 +18,7 @@ from backend.core.config import Settings
 from backend.models import Trace, TraceEvent, TraceStatus
 from backend.services.loading.pipeline import ingest_trace
 from backend.services.loading.progress import ProgressReporter
+from tests.factories import upload, upload_trace
 
 SMALL_GPT = (
     Path(__file__).resolve().parents[1] / "data" / "torch" / "h200_gpt_small.pt.trace.json.gz"
@@ -52,12 +53,10 @@ def test_multi_file_upload_is_one_multi_rank_trace(
     client: TestClient, engine: Engine, settings: Settings
 ) -> None:
     files = [
-        ("file", ("rank1.pt.trace.json.gz", _rank_trace(1))),
-        ("file", ("rank0.pt.trace.json.gz", _rank_trace(0))),
+        ("rank1.pt.trace.json.gz", _rank_trace(1)),
+        ("rank0.pt.trace.json.gz", _rank_trace(0)),
     ]
-    response = client.post("/api/v1/traces", files=files)
-    assert response.status_code == 202, response.text
-    trace_id = response.json()["id"]
+    trace_id = upload(client, files)["id"]
     assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
     trace = client.get(f"/api/v1/traces/{trace_id}").json()
     assert trace["name"] == "rank1.pt.trace.json.gz + 1 more"
@@ -70,9 +69,7 @@ def test_multi_file_upload_is_one_multi_rank_trace(
 def test_progress_is_visible_while_processing(
     client: TestClient, engine: Engine, settings: Settings
 ) -> None:
-    trace_id = client.post(
-        "/api/v1/traces", files={"file": ("t.json.gz", SMALL_GPT.read_bytes())}
-    ).json()["id"]
+    trace_id = upload_trace(client, SMALL_GPT, "t.json.gz")
     with Session(engine) as session:
         row = session.get(Trace, trace_id)
         assert row is not None
@@ -101,7 +98,7 @@ def test_failure_deep_in_a_trace_leaves_no_rows(
     )  # fmt: skip
     data = f'{{"traceEvents": [\n  {body}\n  ], "traceName": "x"}}'.encode()
     cut = data[: len(data) - 40]
-    trace_id = client.post("/api/v1/traces", files={"file": ("cut.json", cut)}).json()["id"]
+    trace_id = upload_trace(client, cut, "cut.json")
     assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "failed"
     trace = client.get(f"/api/v1/traces/{trace_id}").json()
     assert "does not end properly" in trace["error"]
@@ -120,14 +117,8 @@ def test_real_ddp_rank_files_show_every_ranks_lanes(
     client: TestClient, engine: Engine, settings: Settings
 ) -> None:
     """Issue 11 on the real 2x H200 DDP trace: one upload of both rank files, lanes per rank."""
-    files = [
-        (
-            "file",
-            (f"ddp_rank{r}.pt.trace.json.gz", (DDP / f"ddp_rank{r}.pt.trace.json.gz").read_bytes()),
-        )
-        for r in (0, 1)
-    ]
-    trace_id = client.post("/api/v1/traces", files=files).json()["id"]
+    names = [f"ddp_rank{r}.pt.trace.json.gz" for r in (0, 1)]
+    trace_id = upload(client, [(name, (DDP / name).read_bytes()) for name in names])["id"]
     assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
     timeline = client.get(f"/api/v1/traces/{trace_id}/timeline").json()
     gpu_labels = [lane["label"] for lane in timeline["lanes"] if "GPU" in lane["label"]]

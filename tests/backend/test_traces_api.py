@@ -19,17 +19,11 @@ from backend.core.config import Settings
 from backend.models import KernelStatRecord, TraceEvent
 from backend.services.loading.pipeline import ingest_trace
 from backend.services.traces.blob_store import blob_path
+from tests.factories import upload, upload_trace
 
 KERNEL_SUMS = (
     Path(__file__).resolve().parents[1] / "data" / "torch" / "h200_train_step.kernel_sums.json"
 )
-
-
-def _upload(client: TestClient, name: str, content: bytes) -> dict[str, object]:
-    response = client.post("/api/v1/traces", files={"file": (name, content)})
-    assert response.status_code == 202, response.text
-    body: dict[str, object] = response.json()
-    return body
 
 
 def _row_count(engine: Engine, table: type, trace_id: str) -> int:
@@ -42,7 +36,7 @@ def _row_count(engine: Engine, table: type, trace_id: str) -> int:
 def test_upload_is_queued_and_enqueued(
     client: TestClient, settings: Settings, h200_trace: Path
 ) -> None:
-    body = _upload(client, h200_trace.name, h200_trace.read_bytes())
+    body = upload(client, [(h200_trace.name, h200_trace.read_bytes())])
     assert body["status"] == "queued"
     assert body["duplicate"] is False
     queued = list((settings.broker_dir / "queue").glob("*"))
@@ -53,7 +47,7 @@ def test_upload_is_queued_and_enqueued(
 def test_ready_trace_reports_kernels_equal_to_raw_json_sums(
     client: TestClient, engine: Engine, settings: Settings, h200_trace: Path
 ) -> None:
-    trace_id = str(_upload(client, "step.json.gz", h200_trace.read_bytes())["id"])
+    trace_id = upload_trace(client, h200_trace, "step.json.gz")
     assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
 
     trace = client.get(f"/api/v1/traces/{trace_id}").json()
@@ -77,8 +71,8 @@ def test_ready_trace_reports_kernels_equal_to_raw_json_sums(
 
 
 def test_same_bytes_return_the_existing_trace(client: TestClient, h200_trace: Path) -> None:
-    first = _upload(client, "a.json.gz", h200_trace.read_bytes())
-    second = _upload(client, "b.json.gz", h200_trace.read_bytes())
+    first = upload(client, [("a.json.gz", h200_trace.read_bytes())])
+    second = upload(client, [("b.json.gz", h200_trace.read_bytes())])
     assert second["id"] == first["id"]
     assert second["duplicate"] is True
     assert client.get("/api/v1/traces").json()["count"] == 1
@@ -87,7 +81,7 @@ def test_same_bytes_return_the_existing_trace(client: TestClient, h200_trace: Pa
 def test_delete_removes_trace_events_stats_and_blob(
     client: TestClient, engine: Engine, settings: Settings, h200_trace: Path
 ) -> None:
-    trace_id = str(_upload(client, "t.json.gz", h200_trace.read_bytes())["id"])
+    trace_id = upload_trace(client, h200_trace, "t.json.gz")
     ingest_trace(engine=engine, settings=settings, trace_id=trace_id)
     sha = client.get(f"/api/v1/traces/{trace_id}").json()["blob_sha256"]
     assert _row_count(engine, TraceEvent, trace_id) > 0
@@ -124,7 +118,7 @@ def test_bad_trace_fails_with_a_clear_error_and_no_rows(
     message: str,
 ) -> None:
     assert callable(make)
-    trace_id = str(_upload(client, name, make(h200_trace))["id"])
+    trace_id = upload_trace(client, make(h200_trace), name)
     assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "failed"
     trace = client.get(f"/api/v1/traces/{trace_id}").json()
     assert trace["status"] == "failed"
@@ -162,7 +156,7 @@ def test_unknown_trace_is_404(client: TestClient) -> None:
 def test_reingest_is_idempotent(
     client: TestClient, engine: Engine, settings: Settings, h200_trace: Path
 ) -> None:
-    trace_id = str(_upload(client, "t.json.gz", h200_trace.read_bytes())["id"])
+    trace_id = upload_trace(client, h200_trace, "t.json.gz")
     ingest_trace(engine=engine, settings=settings, trace_id=trace_id)
     events = _row_count(engine, TraceEvent, trace_id)
     ingest_trace(engine=engine, settings=settings, trace_id=trace_id)

@@ -5,6 +5,7 @@ stored, and every failure leaves a failed trace with no event rows."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -14,8 +15,8 @@ from sqlalchemy.engine import Engine
 from backend.core.bulk_insert import BATCH_SIZE
 from backend.core.config import Settings
 from backend.models import TraceEvent
-from backend.services.loading.pipeline import ingest_trace
 from ingest import ParseError, parse_file
+from tests.factories import upload_and_ingest
 from tests.ingest.nsys_files import (
     NCU,
     NSYS,
@@ -26,12 +27,12 @@ from tests.ingest.nsys_files import (
 )
 
 
-def _ingest(client: TestClient, engine: Engine, settings: Settings, name: str, data: bytes) -> dict:  # type: ignore[type-arg]
-    response = client.post("/api/v1/traces", files={"file": (name, data)})
-    assert response.status_code == 202, response.text
-    trace_id = response.json()["id"]
-    ingest_trace(engine=engine, settings=settings, trace_id=trace_id)
-    body: dict = client.get(f"/api/v1/traces/{trace_id}").json()  # type: ignore[type-arg]
+def _ingest(
+    client: TestClient, engine: Engine, settings: Settings, name: str, data: bytes
+) -> dict[str, Any]:
+    """The trace as the API gives it after its ingest, whatever the outcome."""
+    trace_id = upload_and_ingest(client, engine, settings, data, name, expect=None)
+    body: dict[str, Any] = client.get(f"/api/v1/traces/{trace_id}").json()
     return body
 
 

@@ -12,21 +12,15 @@ from sqlalchemy.engine import Engine
 from backend.core.config import Settings
 from backend.models import TraceEvent
 from backend.services.loading.pipeline import ingest_trace
+from tests.factories import upload_trace
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rocprof"
-
-
-def _upload(client: TestClient, path: Path) -> str:
-    response = client.post("/api/v1/traces", files={"file": (path.name, path.read_bytes())})
-    assert response.status_code == 202, response.text
-    trace_id: str = response.json()["id"]
-    return trace_id
 
 
 def test_rocprofv3_archive_is_one_ready_trace(
     client: TestClient, engine: Engine, settings: Settings
 ) -> None:
-    trace_id = _upload(client, DATA / "v3_run.tar.gz")
+    trace_id = upload_trace(client, DATA / "v3_run.tar.gz")
     assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
     trace = client.get(f"/api/v1/traces/{trace_id}").json()
     assert trace["format"] == "rocprofv3_csv"
@@ -53,7 +47,7 @@ def test_rocprofv3_archive_is_one_ready_trace(
 def test_mixed_runs_fail_whole_with_the_files_named(
     client: TestClient, engine: Engine, settings: Settings
 ) -> None:
-    trace_id = _upload(client, DATA / "bad" / "mixed_runs.zip")
+    trace_id = upload_trace(client, DATA / "bad" / "mixed_runs.zip")
     assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "failed"
     error = client.get(f"/api/v1/traces/{trace_id}").json()["error"]
     assert "different rocprof runs" in error and "host1/5151/" in error

@@ -1,7 +1,8 @@
 """The bundled synthetic sample trace (``backend/sample_data``).
 
-It must be exactly what its generator writes, and perfdash's Kineto parser must read it
-to the same per-kernel totals as an independent sum over the raw JSON.
+It must be exactly what its generator (``tests/data/make_sample_trace.py``) writes, and
+perfdash's Kineto parser must read it to the same per-kernel totals as an independent sum
+over the raw JSON.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ingest import EventKind, TraceFormat, TraceStats, parse_file
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = REPO / "backend" / "sample_data"
-GENERATOR = SAMPLE_DIR / "generate.py"
+GENERATOR = REPO / "tests" / "data" / "make_sample_trace.py"
 SAMPLE = SAMPLE_DIR / "synthetic_train_8gpu_rank0.pt.trace.json.gz"
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 LAUNCH_APIS = frozenset(
@@ -61,7 +62,7 @@ def test_regenerating_gives_the_committed_bytes(tmp_path: Path) -> None:
     fresh, committed = out.read_bytes(), SAMPLE.read_bytes()
     # Compare the JSON first, so a generator change and a zlib difference read differently.
     assert gzip.decompress(fresh) == gzip.decompress(committed), (
-        "the generator's output changed: run `python backend/sample_data/generate.py` "
+        "the generator's output changed: run `python tests/data/make_sample_trace.py` "
         "and commit the new sample"
     )
     # gzip header: deflate, no flags (so no file name), mtime 0

@@ -19,7 +19,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from backend.core.config import Settings
-from tests.metrics.helpers import native, serving
+from tests.factories import post_metrics, post_sla
+from tests.metrics.helpers import serving
 from tests.real_worker import redis_broker, worker_process
 
 pytestmark = pytest.mark.integration
@@ -100,19 +101,10 @@ def test_status_changes_are_delivered_signed_and_retried(
             {"name": "slack", "url": f"{receiver.url}/slack", "kind": "slack"},
         ]
         ids = [client.post("/api/v1/webhooks", json=h, headers=auth).json()["id"] for h in hooks]
-        sla = {
-            "name": "step",
-            "project": "llm",
-            "benchmark": "train",
-            "metric": "step_time_ms",
-            "threshold": 11.5,
-            "severity": "critical",
-        }
-        assert client.post("/api/v1/slas", json=sla, headers=auth).status_code == 201
+        post_sla(client, auth, name="step", threshold=11.5, severity="critical")
         for commit, value in (("a", 11.0), ("b", 12.0), ("c", 12.5), ("d", 11.0)):
             points = [{"metric": "step_time_ms", "value": value}]
-            body = native(commit=commit, points=points)
-            assert client.post("/api/v1/metrics", json=body, headers=auth).status_code == 200
+            post_metrics(client, auth, commit=commit, points=points)
 
         json_log = _deliveries(client, ids[0], 2, worker, auth)
         slack_log = _deliveries(client, ids[1], 2, worker, auth)

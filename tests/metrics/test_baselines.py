@@ -20,12 +20,11 @@ from alembic.migration import MigrationContext
 from fastapi.testclient import TestClient
 from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, SQLModel
+from sqlmodel import SQLModel
 
 from backend.core.config import Settings
 from backend.core.migrate import alembic_config
-from backend.services.auth.tokens import create_token
-from tests.metrics.helpers import native
+from tests.factories import post_metrics, post_sla, token_headers
 
 PUSHES = 30
 STEP_AT = 12  # 1-based: push 12 is the first at the new level
@@ -54,15 +53,15 @@ class Series:
 
     def push(self, i: int) -> dict[str, dict[str, Any]]:
         self.samples[i] = _samples(self.rng, i)
-        doc = native(
+        body = post_metrics(
+            self.client,
+            self.auth,
             commit=_sha(i),
             run_id=f"ci-{i}",
             timestamp=f"2026-11-01T{i // 60:02d}:{i % 60:02d}:00Z",
             points=[{"metric": "step_time_ms", "unit": "ms", "samples": self.samples[i]}],
         )
-        response = self.client.post("/api/v1/metrics", json=doc, headers=self.auth)
-        assert response.status_code == 200, response.text
-        self.verdicts[i] = {v["name"]: v for v in response.json()["verdicts"]}
+        self.verdicts[i] = {v["name"]: v for v in body["verdicts"]}
         return self.verdicts[i]
 
     def median_of(self, pushes: range) -> float:
@@ -70,19 +69,15 @@ class Series:
 
 
 def _slas(client: TestClient, auth: dict[str, str]) -> dict[str, str]:
-    base = {"project": "llm", "benchmark": "train", "metric": "step_time_ms"}
     rules: dict[str, dict[str, Any]] = {
         "reg": {"rule": "regression", "tolerance_pct": TOLERANCE},
         "rel": {"rule": "relative", "tolerance_pct": TOLERANCE},
         "abs": {"threshold": 1000},
     }
-    ids = {}
-    for name, fields in rules.items():
-        body = {**base, "name": name, "baseline_runs": BASELINE_RUNS, **fields}
-        response = client.post("/api/v1/slas", json=body, headers=auth)
-        assert response.status_code == 201, response.text
-        ids[name] = response.json()["id"]
-    return ids
+    return {
+        name: post_sla(client, auth, name=name, baseline_runs=BASELINE_RUNS, **fields)["id"]
+        for name, fields in rules.items()
+    }
 
 
 def _series(client: TestClient) -> dict[str, Any]:
@@ -181,9 +176,8 @@ def test_accepting_is_an_sla_change_with_located_errors(
     path = f"/api/v1/slas/{ids['rel']}/baseline-acceptances"
     body = {"reason": "r", "commit": _sha(2)}
     assert client.post(path, json=body).status_code == 401
-    with Session(engine) as session:
-        pusher, _ = create_token(session, "ci", ["metrics:write"])
-    denied = client.post(path, json=body, headers={"Authorization": f"Bearer {pusher}"})
+    pusher = token_headers(engine, "metrics:write", name="ci")
+    denied = client.post(path, json=body, headers=pusher)
     assert denied.status_code == 403 and "slas:write" in denied.json()["detail"]
 
     def refused(sla: str, payload: dict[str, Any]) -> str:

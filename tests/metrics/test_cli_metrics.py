@@ -16,7 +16,7 @@ import uvicorn
 
 from backend.core.config import Settings
 from backend.main import create_app
-from tests.metrics.helpers import native
+from tests.factories import native
 from workers.cli.main import main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "metrics"

@@ -19,7 +19,7 @@ from sqlmodel import Session, func, select
 
 from backend.core.config import Settings
 from backend.models.metrics import MetricPoint, MetricRun
-from tests.metrics.helpers import native
+from tests.factories import native, post_metrics, post_sla
 
 SURROGATE = native(points=[{"metric": "\ud800", "value": 1.0}])
 PYTEST_BENCH = {"benchmarks": 5, "machine_info": {}}
@@ -126,12 +126,9 @@ def _insert_bad_run(engine: Engine) -> None:
 def test_reads_skip_a_stored_run_with_an_impossible_timestamp(
     client: TestClient, engine: Engine, auth: dict[str, str]
 ) -> None:
-    sla: dict[str, Any] = {"project": "llm", "benchmark": "train", "metric": "step_time_ms"}
-    sla |= {"name": "max5", "statistic": "max", "window": 5, "op": "<=", "threshold": 50}
-    assert client.post("/api/v1/slas", json=sla, headers=auth).status_code == 201
+    post_sla(client, auth, name="max5", statistic="max", window=5, op="<=", threshold=50)
     for commit in ("c1", "c2"):
-        pushed = client.post("/api/v1/metrics", json=native(commit=commit), headers=auth)
-        assert pushed.status_code == 200, pushed.text
+        post_metrics(client, auth, commit=commit)
     _insert_bad_run(engine)
     with Session(engine) as s:
         assert s.exec(select(func.count()).select_from(MetricPoint)).one() == 3
@@ -148,9 +145,7 @@ def test_reads_skip_a_stored_run_with_an_impossible_timestamp(
     assert [p["commit"] for p in series.json()["points"]] == ["c1", "c2"]
     assert series.json()["skipped"] == 1
     # The SLA reads its last 5 runs from the same series: the bad run (99) is no part of it.
-    judged = client.post("/api/v1/metrics", json=native(commit="c3"), headers=auth)
-    assert judged.status_code == 200, judged.text
-    verdict = judged.json()["verdicts"][0]
+    verdict = post_metrics(client, auth, commit="c3")["verdicts"][0]
     assert (verdict["verdict"], verdict["observed"]) == ("pass", 11.0)
     for path in ("/api/v1/metrics/facets", "/api/v1/slas/board", "/api/v1/slas"):
         assert client.get(path).status_code == 200, path

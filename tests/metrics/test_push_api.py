@@ -13,7 +13,7 @@ from backend.core.config import get_settings
 from backend.models.api_tokens import ApiToken
 from backend.models.metrics import MetricPoint, MetricRun
 from backend.services.auth.tokens import create_token, hash_token
-from tests.metrics.helpers import native
+from tests.factories import native
 
 
 def _counts(engine: Engine) -> tuple[int, int]:

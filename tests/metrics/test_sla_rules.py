@@ -13,22 +13,7 @@ from sqlmodel import Session, func, select
 from backend.models.metrics import MetricPoint, MetricRun
 from backend.models.slas import SlaEvaluation
 from backend.services.metrics import push as metric_push
-from tests.metrics.helpers import native
-
-
-def _sla(client: TestClient, auth: dict[str, str], **fields: Any) -> dict[str, Any]:
-    body = {"project": "llm", "benchmark": "train", "metric": "step_time_ms", **fields}
-    response = client.post("/api/v1/slas", json=body, headers=auth)
-    assert response.status_code == 201, response.text
-    result: dict[str, Any] = response.json()
-    return result
-
-
-def _push(client: TestClient, auth: dict[str, str], **kw: Any) -> dict[str, Any]:
-    response = client.post("/api/v1/metrics", json=native(**kw), headers=auth)
-    assert response.status_code == 200, response.text
-    result: dict[str, Any] = response.json()
-    return result
+from tests.factories import native, post_metrics, post_sla
 
 
 def _verdicts(body: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
@@ -39,11 +24,11 @@ def _verdicts(body: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
 
 
 def test_absolute_rules_on_run_statistics(client: TestClient, auth: dict[str, str]) -> None:
-    _sla(client, auth, name="p95", statistic="p95", op="<=", threshold=12)
-    _sla(client, auth, name="max", statistic="max", op="<", threshold=12)
-    _sla(client, auth, name="tps", metric="tokens_per_s", op=">=", threshold=40000)
+    post_sla(client, auth, name="p95", statistic="p95", op="<=", threshold=12)
+    post_sla(client, auth, name="max", statistic="max", op="<", threshold=12)
+    post_sla(client, auth, name="tps", metric="tokens_per_s", op=">=", threshold=40000)
     points = [{"metric": "step_time_ms", "samples": [10.0, 11.0, 12.0]}]
-    body = _push(client, auth, points=points)
+    body = post_metrics(client, auth, points=points)
     assert _verdicts(body) == {
         "max": ("fail", 12.0, 12.0, None),
         "p95": ("pass", pytest.approx(11.9), 12.0, None),
@@ -54,10 +39,10 @@ def test_absolute_rules_on_run_statistics(client: TestClient, auth: dict[str, st
 
 
 def test_statistic_over_the_last_n_runs(client: TestClient, auth: dict[str, str]) -> None:
-    _sla(client, auth, name="mean3", statistic="mean", window=3, op="<=", threshold=11)
+    post_sla(client, auth, name="mean3", statistic="mean", window=3, op="<=", threshold=11)
     verdicts = []
     for i, value in enumerate([10.0, 11.0, 15.0]):
-        body = _push(
+        body = post_metrics(
             client, auth, commit=f"c{i}", points=[{"metric": "step_time_ms", "value": value}]
         )
         verdicts.append(_verdicts(body)["mean3"][:2])
@@ -65,11 +50,12 @@ def test_statistic_over_the_last_n_runs(client: TestClient, auth: dict[str, str]
 
 
 def test_relative_to_the_median_of_main(client: TestClient, auth: dict[str, str]) -> None:
-    _sla(client, auth, name="rel", rule="relative", tolerance_pct=3, baseline_runs=3)
+    post_sla(client, auth, name="rel", rule="relative", tolerance_pct=3, baseline_runs=3)
 
     def push(commit: str, value: float, branch: str = "main") -> tuple[Any, ...]:
         points = [{"metric": "step_time_ms", "value": value}]
-        return _verdicts(_push(client, auth, commit=commit, branch=branch, points=points))["rel"]
+        body = post_metrics(client, auth, commit=commit, branch=branch, points=points)
+        return _verdicts(body)["rel"]
 
     assert push("m0", 500.0) == ("no_data", 500.0, None, None)
     for i, value in enumerate([100.0, 101.0, 99.0]):
@@ -82,8 +68,8 @@ def test_relative_to_the_median_of_main(client: TestClient, auth: dict[str, str]
 def test_relative_follows_direction_and_no_increase_ignores_it(
     client: TestClient, auth: dict[str, str]
 ) -> None:
-    _sla(client, auth, name="tps", metric="tps", rule="relative", tolerance_pct=5)
-    _sla(client, auth, name="mem", metric="mem", rule="no_increase", tolerance_pct=1)
+    post_sla(client, auth, name="tps", metric="tps", rule="relative", tolerance_pct=5)
+    post_sla(client, auth, name="mem", metric="mem", rule="no_increase", tolerance_pct=1)
 
     def pts(tps: float, mem: float) -> list[dict[str, Any]]:
         return [
@@ -91,8 +77,8 @@ def test_relative_follows_direction_and_no_increase_ignores_it(
             {"metric": "mem", "value": mem, "direction": "higher_is_better"},
         ]
 
-    _push(client, auth, commit="a", points=pts(1000, 100))
-    body = _push(client, auth, commit="b", points=pts(940, 102))
+    post_metrics(client, auth, commit="a", points=pts(1000, 100))
+    body = post_metrics(client, auth, commit="b", points=pts(940, 102))
     assert _verdicts(body) == {
         "mem": ("fail", 102.0, pytest.approx(101.0), 100.0),
         "tps": ("fail", 940.0, pytest.approx(950.0), 1000.0),
@@ -101,28 +87,30 @@ def test_relative_follows_direction_and_no_increase_ignores_it(
 
 
 def test_determinism_hash_equals_the_baseline(client: TestClient, auth: dict[str, str]) -> None:
-    _sla(client, auth, name="det", metric="determinism_hash", rule="determinism")
-    _push(client, auth, commit="a", determinism_hash="f00d")
-    same = _push(client, auth, commit="b", determinism_hash="f00d")
-    other = _push(client, auth, commit="c", determinism_hash="beef")
+    post_sla(client, auth, name="det", metric="determinism_hash", rule="determinism")
+    post_metrics(client, auth, commit="a", determinism_hash="f00d")
+    same = post_metrics(client, auth, commit="b", determinism_hash="f00d")
+    other = post_metrics(client, auth, commit="c", determinism_hash="beef")
     assert _verdicts(same)["det"][0] == "pass"
     assert _verdicts(other)["det"][0] == "fail"
     assert other["verdicts"][0]["details"] == {"hash": "beef", "baseline_hash": "f00d"}
 
 
 def test_regression_rule_finds_a_shift_in_samples(client: TestClient, auth: dict[str, str]) -> None:
-    _sla(client, auth, name="reg", rule="regression", tolerance_pct=2, baseline_runs=5)
+    post_sla(client, auth, name="reg", rule="regression", tolerance_pct=2, baseline_runs=5)
     rng = random.Random(7)
     for i in range(5):
         samples = [rng.gauss(100, 2) for _ in range(30)]
-        _push(client, auth, commit=f"m{i}", points=[{"metric": "step_time_ms", "samples": samples}])
-    same = _push(
+        post_metrics(
+            client, auth, commit=f"m{i}", points=[{"metric": "step_time_ms", "samples": samples}]
+        )
+    same = post_metrics(
         client,
         auth,
         commit="ok",
         points=[{"metric": "step_time_ms", "samples": [rng.gauss(100, 2) for _ in range(30)]}],
     )
-    slow = _push(
+    slow = post_metrics(
         client,
         auth,
         commit="slow",
@@ -138,10 +126,10 @@ def test_regression_rule_finds_a_shift_in_samples(client: TestClient, auth: dict
 
 
 def test_sla_selector_environment_and_branch(client: TestClient, auth: dict[str, str]) -> None:
-    _sla(client, auth, name="h200", environment={"gpu_model": "H200"}, threshold=100)
-    _sla(client, auth, name="main-only", branch="main", threshold=100)
-    on_a100 = _push(client, auth, commit="a", environment={"gpu_model": "A100"})
-    on_pr = _push(client, auth, commit="b", branch="pr")
+    post_sla(client, auth, name="h200", environment={"gpu_model": "H200"}, threshold=100)
+    post_sla(client, auth, name="main-only", branch="main", threshold=100)
+    on_a100 = post_metrics(client, auth, commit="a", environment={"gpu_model": "A100"})
+    on_pr = post_metrics(client, auth, commit="b", branch="pr")
     assert [v["name"] for v in on_a100["verdicts"]] == ["main-only"]
     assert [v["name"] for v in on_pr["verdicts"]] == ["h200"]
 
@@ -149,9 +137,9 @@ def test_sla_selector_environment_and_branch(client: TestClient, auth: dict[str,
 def test_a_retry_returns_the_first_verdicts_and_stores_no_new_history(
     client: TestClient, engine: Engine, auth: dict[str, str]
 ) -> None:
-    _sla(client, auth, name="abs", threshold=11.5)
-    first = _push(client, auth)
-    again = _push(client, auth)
+    post_sla(client, auth, name="abs", threshold=11.5)
+    first = post_metrics(client, auth)
+    again = post_metrics(client, auth)
     assert _verdicts(first) == _verdicts(again) == {"abs": ("pass", 11.0, 11.5, None)}
     with Session(engine) as s:
         assert s.exec(select(func.count()).select_from(SlaEvaluation)).one() == 1
@@ -160,7 +148,7 @@ def test_a_retry_returns_the_first_verdicts_and_stores_no_new_history(
 def test_a_failure_after_the_insert_leaves_nothing(
     client: TestClient, engine: Engine, auth: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _sla(client, auth, name="abs", threshold=11.5)
+    post_sla(client, auth, name="abs", threshold=11.5)
 
     def explode(*_args: Any) -> Any:
         raise RuntimeError("evaluation broke after the points were inserted")
@@ -174,7 +162,7 @@ def test_a_failure_after_the_insert_leaves_nothing(
 
 
 def test_sla_crud_and_apply_diff(client: TestClient, auth: dict[str, str]) -> None:
-    created = _sla(client, auth, name="a", threshold=10)
+    created = post_sla(client, auth, name="a", threshold=10)
     assert client.post("/api/v1/slas", json={"name": "a"}, headers=auth).status_code == 422
     no_threshold = {"name": "x", "project": "p", "benchmark": "b", "metric": "m"}
     assert client.post("/api/v1/slas", json=no_threshold, headers=auth).status_code == 422
@@ -206,10 +194,10 @@ def test_sla_crud_and_apply_diff(client: TestClient, auth: dict[str, str]) -> No
 
 
 def test_prometheus_gauges(client: TestClient, auth: dict[str, str]) -> None:
-    _sla(client, auth, name='odd "name"', threshold=11.5)
-    _sla(client, auth, name="never", metric="other", threshold=1)
-    _sla(client, auth, name="slow", threshold=5)
-    _push(client, auth)
+    post_sla(client, auth, name='odd "name"', threshold=11.5)
+    post_sla(client, auth, name="never", metric="other", threshold=1)
+    post_sla(client, auth, name="slow", threshold=5)
+    post_metrics(client, auth)
     response = client.get("/metrics")
     assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
     lines = response.text.splitlines()

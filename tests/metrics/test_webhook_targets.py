@@ -10,13 +10,12 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
 
 from backend.core.celery_config import celery_config
 from backend.core.config import Settings, get_settings
 from backend.core.task_names import DELIVER_WEBHOOK, INGEST_QUEUE, WEBHOOKS_QUEUE
-from backend.services.auth.tokens import create_token
 from backend.services.slas.webhook_targets import refusal
+from tests.factories import token_headers
 
 # (address, refused by default, refused with WEBHOOK_ALLOW_PRIVATE)
 ADDRESSES = [
@@ -49,12 +48,6 @@ def test_which_addresses_a_webhook_may_reach(
     assert (refusal(address, allow_private=True) is not None) == when_allowed
 
 
-def _token(engine: Engine, *scopes: str) -> dict[str, str]:
-    with Session(engine) as session:
-        plaintext, _ = create_token(session, "t", list(scopes))
-    return {"Authorization": f"Bearer {plaintext}"}
-
-
 def _allow_private(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv("PERFDASH_WEBHOOK_ALLOW_PRIVATE", value)
     get_settings.cache_clear()
@@ -73,7 +66,7 @@ def _allow_private(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
 def test_registering_a_non_public_target_is_refused_by_default(
     client: TestClient, engine: Engine, monkeypatch: pytest.MonkeyPatch, url: str
 ) -> None:
-    admin = _token(engine, "webhooks:write")
+    admin = token_headers(engine, "webhooks:write")
     refused = client.post("/api/v1/webhooks", json={"name": "h", "url": url}, headers=admin)
     assert refused.status_code == 422 and "webhook target refused" in refused.json()["detail"]
     _allow_private(monkeypatch, "true")
@@ -106,7 +99,7 @@ def test_bad_webhook_urls_get_a_located_422(
         return real(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", no_dns)
-    admin = _token(engine, "webhooks:write")
+    admin = token_headers(engine, "webhooks:write")
     refused = client.post("/api/v1/webhooks", json={"name": "h", "url": url}, headers=admin)
     assert refused.status_code == 422 and says in refused.json()["detail"], refused.text
 
@@ -116,7 +109,7 @@ def test_webhook_urls_and_the_delivery_log_are_for_webhook_admins_only(
 ) -> None:
     _allow_private(monkeypatch, "true")
     secret_url = "http://127.0.0.1:9/services/T000/B000/sl4ck-t0ken"
-    admin = _token(engine, "webhooks:write")
+    admin = token_headers(engine, "webhooks:write")
     made = client.post(
         "/api/v1/webhooks", json={"name": "s", "url": secret_url, "kind": "slack"}, headers=admin
     )
@@ -124,9 +117,9 @@ def test_webhook_urls_and_the_delivery_log_are_for_webhook_admins_only(
     hook_id = made.json()["id"]
     callers: dict[str, dict[str, str]] = {
         "anonymous": {},
-        "metrics:write": _token(engine, "metrics:write"),
+        "metrics:write": token_headers(engine, "metrics:write"),
         "webhooks:write": admin,
-        "admin": _token(engine, "admin"),
+        "admin": token_headers(engine, "admin"),
     }
     seen: dict[str, Any] = {}
     for name, headers in callers.items():

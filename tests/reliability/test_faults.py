@@ -23,6 +23,7 @@ from backend.core.config import Settings
 from backend.core.db import get_engine
 from backend.main import create_app
 from ingest import parse_file
+from tests.factories import wait_for_trace
 from tests.reliability.conftest import Workers, dead_broker_url
 
 pytestmark = pytest.mark.integration
@@ -39,18 +40,6 @@ FIRST_LIMIT_S = 10  # the killed worker's time limit, so the length of its claim
 def _status(client: TestClient, trace_id: str) -> dict[str, Any]:
     doc: dict[str, Any] = client.get(f"/api/v1/traces/{trace_id}").json()
     return doc
-
-
-def _wait_for(
-    client: TestClient, trace_id: str, states: set[str], timeout_s: float = 120
-) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        doc = _status(client, trace_id)
-        if doc["status"] in states:
-            return doc
-        time.sleep(0.1)
-    raise AssertionError(f"trace {trace_id} still {doc['status']} after {timeout_s}s")
 
 
 @functools.cache
@@ -97,7 +86,7 @@ def test_uploads_succeed_while_the_broker_is_down_and_are_ingested_once_it_is_ba
     assert redis.Redis.from_url(redis_url).llen("ingest") == 0, "nothing reached any broker"
     workers.start()  # its start-up sweep re-sends the stranded traces
     with TestClient(create_app()) as client:
-        done = [_wait_for(client, i, {"ready", "failed"}) for i in ids]
+        done = [wait_for_trace(client, i, timeout_s=120) for i in ids]
     assert [d["status"] for d in done] == ["ready"] * len(ids), [d["error"] for d in done]
     assert "sweeper: 3 re-sent" in workers.log(0)
     for doc in done:
@@ -121,7 +110,7 @@ def test_a_worker_killed_mid_ingest_is_replaced_and_the_trace_is_ready_exactly_o
     with TestClient(create_app()) as client:
         up = client.post("/api/v1/traces", files={"file": (BIG.name, BIG.read_bytes())})
         trace_id = up.json()["id"]
-        _wait_for(client, trace_id, {"processing"}, timeout_s=60)
+        wait_for_trace(client, trace_id, {"processing"}, timeout_s=60)
         _wait_progress(client, trace_id)
         workers.kill(first, signal.SIGKILL)
         assert _status(client, trace_id)["status"] == "processing"
@@ -132,7 +121,7 @@ def test_a_worker_killed_mid_ingest_is_replaced_and_the_trace_is_ready_exactly_o
             PERFDASH_BROKER_VISIBILITY_TIMEOUT_S=str(FIRST_LIMIT_S + 5),
         )
         expected = big_event_count()  # meanwhile, Redis holds the message back
-        done = _wait_for(client, trace_id, {"ready", "failed"}, timeout_s=240)
+        done = wait_for_trace(client, trace_id, timeout_s=240)
         assert done["status"] == "ready", done["error"]
         _wait_broker_idle(redis_url)  # the redelivered original message was consumed too
         assert _status(client, trace_id)["status"] == "ready"

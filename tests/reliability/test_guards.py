@@ -26,7 +26,7 @@ from backend.core.bind import UnsafeBindError, check_bind
 from backend.core.config import Settings
 from backend.services.auth.rate_limit import token_buckets
 from backend.services.auth.tokens import create_token
-from tests.metrics.helpers import native
+from tests.factories import native
 from tests.reliability.conftest import free_port
 from workers.cli.serve import build_app
 

@@ -7,7 +7,6 @@ import io
 import os
 import pathlib
 import tempfile
-import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from backend.core.config import Settings
 from backend.core.db import get_engine
 from backend.main import create_app
 from backend.services.loading.pipeline import ingest_trace
+from tests.factories import upload_trace, wait_for_trace
 from tests.reliability.conftest import Workers
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,9 +80,7 @@ def _zip_upload(client: TestClient) -> str:
     bundle = io.BytesIO()
     with zipfile.ZipFile(bundle, "w") as zf:
         zf.writestr("rank0.pt.trace.json.gz", SMALL.read_bytes())
-    files = {"file": ("run.zip", bundle.getvalue())}
-    trace_id: str = client.post("/api/v1/traces", files=files).json()["id"]
-    return trace_id
+    return upload_trace(client, bundle.getvalue(), "run.zip")
 
 
 def _ingest_with_full_tmpdir(
@@ -146,22 +144,12 @@ def test_an_ingest_past_the_time_limit_fails_the_trace_and_the_worker_goes_on(
     worker = workers.start()
     with TestClient(create_app()) as client:
         slow = client.post("/api/v1/traces", files={"file": (BIG.name, BIG.read_bytes())})
-        failed = _wait_done(client, slow.json()["id"])
+        failed = wait_for_trace(client, slow.json()["id"])
         assert failed["status"] == "failed"
         assert "ran past the 3 s time limit" in failed["error"]
         assert _count("events") == 0, "the stopped attempt's rows were rolled back"
 
         quick = client.post("/api/v1/traces", files={"file": (SMALL.name, SMALL.read_bytes())})
-        ready = _wait_done(client, quick.json()["id"])
+        ready = wait_for_trace(client, quick.json()["id"])
         assert ready["status"] == "ready", ready["error"]
     assert worker.poll() is None, "the worker keeps running after a time limit"
-
-
-def _wait_done(client: TestClient, trace_id: str, timeout_s: float = 90) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        doc: dict[str, Any] = client.get(f"/api/v1/traces/{trace_id}").json()
-        if doc["status"] in ("ready", "failed"):
-            return doc
-        time.sleep(0.1)
-    raise AssertionError(f"trace {trace_id} not done after {timeout_s}s")

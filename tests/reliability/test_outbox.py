@@ -23,9 +23,8 @@ from backend.core.config import Settings
 from backend.core.task_names import DELIVER_WEBHOOK, RUN_BENCHMARK, WEBHOOKS_QUEUE
 from backend.models.outbox import OutboxMessage
 from backend.models.webhooks import WebhookDelivery
-from backend.services.auth.tokens import create_token
 from backend.services.outbox.messages import sweep_outbox
-from tests.metrics.helpers import native
+from tests.factories import post_metrics, post_sla, token_headers
 from tests.reliability.conftest import dead_broker_url
 
 GEMM: dict[str, Any] = {"name": "gemm-bf16", "workload": "gemm", "sweep": {"m": [256]}}
@@ -114,19 +113,16 @@ def test_alerts_raised_while_the_broker_is_down_are_sent_on_the_webhooks_queue_l
 ) -> None:
     monkeypatch.setenv("PERFDASH_WEBHOOK_ALLOW_PRIVATE", "true")  # the receiver is on loopback
     use_broker("")
-    with Session(engine) as session:
-        token, _ = create_token(session, "t", ["metrics:write", "slas:write", "webhooks:write"])
-    auth = {"Authorization": f"Bearer {token}"}
+    auth = token_headers(engine, "metrics:write", "slas:write", "webhooks:write", name="t")
     hook = {"name": "h", "url": "http://127.0.0.1:9/hook"}
     assert client.post("/api/v1/webhooks", json=hook, headers=auth).status_code == 201
-    sla = {"name": "step", "project": "llm", "benchmark": "train", "metric": "step_time_ms",
-           "threshold": 11.5}  # fmt: skip
-    assert client.post("/api/v1/slas", json=sla, headers=auth).status_code == 201
+    post_sla(client, auth, name="step", threshold=11.5)
     for commit, value in (("a", 11.0), ("b", 12.0)):  # pass, then fail: one alert
         if commit == "b":
             use_broker(dead_broker_url())
-        body = native(commit=commit, points=[{"metric": "step_time_ms", "value": value}])
-        assert client.post("/api/v1/metrics", json=body, headers=auth).status_code == 200
+        post_metrics(
+            client, auth, commit=commit, points=[{"metric": "step_time_ms", "value": value}]
+        )
 
     with Session(engine) as session:
         [delivery] = session.exec(select(WebhookDelivery)).all()

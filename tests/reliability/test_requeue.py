@@ -17,13 +17,9 @@ from backend.core.config import Settings
 from backend.models import Trace, TraceStatus
 from backend.services.loading.pipeline import claim_trace, ingest_trace
 from backend.services.loading.requeue import sweep_traces
+from tests.factories import upload_trace
 
 SMALL = Path(__file__).resolve().parents[1] / "data" / "torch" / "h200_train_step.pt.trace.json.gz"
-
-
-def _upload(client: TestClient, data: bytes, name: str = "t.json.gz") -> str:
-    trace_id: str = client.post("/api/v1/traces", files={"file": (name, data)}).json()["id"]
-    return trace_id
 
 
 def _messages(settings: Settings) -> int:
@@ -50,8 +46,8 @@ def _get(engine: Engine, trace_id: str) -> Trace:
 def test_only_stale_queued_traces_are_resent_once_per_period(
     client: TestClient, engine: Engine, settings: Settings
 ) -> None:
-    fresh = _upload(client, SMALL.read_bytes())
-    old = _upload(client, SMALL.read_bytes() + b"\n")
+    fresh = upload_trace(client, SMALL)
+    old = upload_trace(client, SMALL.read_bytes() + b"\n", SMALL.name)
     _set(
         engine, old, updated_at=datetime.now(UTC) - timedelta(seconds=settings.requeue_after_s + 5)
     )
@@ -67,7 +63,7 @@ def test_only_stale_queued_traces_are_resent_once_per_period(
 def test_a_processing_trace_whose_claim_lapsed_is_resent_then_failed_after_max_attempts(
     client: TestClient, engine: Engine, settings: Settings
 ) -> None:
-    trace_id = _upload(client, SMALL.read_bytes())
+    trace_id = upload_trace(client, SMALL)
     assert claim_trace(engine, trace_id, lease_s=60)
     assert not claim_trace(engine, trace_id, lease_s=60), "a live claim excludes a second worker"
     grace = settings.claim_grace_s
@@ -92,7 +88,7 @@ def test_a_processing_trace_whose_claim_lapsed_is_resent_then_failed_after_max_a
 def test_a_duplicate_message_for_a_held_trace_is_dropped_and_a_ready_one_skipped(
     client: TestClient, engine: Engine, settings: Settings
 ) -> None:
-    trace_id = _upload(client, SMALL.read_bytes())
+    trace_id = upload_trace(client, SMALL)
     assert claim_trace(engine, trace_id, lease_s=60)
     assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) is None
     _set(engine, trace_id, ingest_claimed_until=datetime.now(UTC) - timedelta(seconds=1))

@@ -14,6 +14,7 @@ from sqlalchemy.engine import Engine
 from backend.core.config import Settings
 from backend.core.migrate import alembic_config
 from backend.services.loading.pipeline import ingest_trace
+from tests.factories import upload_and_ingest, upload_trace
 
 SYNTHETIC = (
     Path(__file__).resolve().parents[2]
@@ -21,14 +22,6 @@ SYNTHETIC = (
     / "sample_data"
     / "synthetic_train_8gpu_rank0.pt.trace.json.gz"
 )
-
-
-def _ready(client: TestClient, engine: Engine, settings: Settings, path: Path) -> str:
-    response = client.post("/api/v1/traces", files={"file": (path.name, path.read_bytes())})
-    assert response.status_code == 202, response.text
-    trace_id = str(response.json()["id"])
-    assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
-    return trace_id
 
 
 def _kernels(client: TestClient, trace_id: str, **params: Any) -> dict[str, Any]:
@@ -41,8 +34,7 @@ def _kernels(client: TestClient, trace_id: str, **params: Any) -> dict[str, Any]
 def test_summary_is_served_once_ready(
     client: TestClient, engine: Engine, settings: Settings, h200_trace: Path
 ) -> None:
-    body = client.post("/api/v1/traces", files={"file": ("a.json.gz", h200_trace.read_bytes())})
-    trace_id = body.json()["id"]
+    trace_id = upload_trace(client, h200_trace, "a.json.gz")
     queued = client.get(f"/api/v1/traces/{trace_id}/summary").json()
     assert queued == {"trace_id": trace_id, "status": "queued", "summary": None}
     assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
@@ -59,7 +51,7 @@ def test_summary_is_served_once_ready(
 def test_kernels_keep_their_contract_and_add_percentiles_and_launch_args(
     client: TestClient, engine: Engine, settings: Settings, h200_trace: Path
 ) -> None:
-    trace_id = _ready(client, engine, settings, h200_trace)
+    trace_id = upload_and_ingest(client, engine, settings, h200_trace)
     body = _kernels(client, trace_id)
     assert {"items", "count", "total_kernel_ns", "limit"} <= body.keys()
     assert (len(body["items"]), body["count"], body["limit"]) == (10, 12, 10)
@@ -91,7 +83,7 @@ def test_kernels_sort(
     field: str,
     descending: bool,
 ) -> None:
-    trace_id = _ready(client, engine, settings, h200_trace)
+    trace_id = upload_and_ingest(client, engine, settings, h200_trace)
     values = [k[field] for k in _kernels(client, trace_id, sort=sort, limit=100)["items"]]
     assert len(values) == 12
     assert values == sorted(values, reverse=descending)
@@ -100,7 +92,7 @@ def test_kernels_sort(
 def test_kernels_paging_and_search(
     client: TestClient, engine: Engine, settings: Settings, h200_trace: Path
 ) -> None:
-    trace_id = _ready(client, engine, settings, h200_trace)
+    trace_id = upload_and_ingest(client, engine, settings, h200_trace)
     everything = [k["name"] for k in _kernels(client, trace_id, limit=100)["items"]]
     pages = [
         k["name"]
@@ -119,7 +111,7 @@ def test_kernels_paging_and_search(
 def test_kernels_grouped_by_stream_device_and_launching_op(
     client: TestClient, engine: Engine, settings: Settings
 ) -> None:
-    trace_id = _ready(client, engine, settings, SYNTHETIC)
+    trace_id = upload_and_ingest(client, engine, settings, SYNTHETIC)
     total = _kernels(client, trace_id)["total_kernel_ns"]
     streams = _kernels(client, trace_id, group="stream", limit=100)
     assert [(g["stream"], g["device"], g["rank"]) for g in streams["items"]] == [

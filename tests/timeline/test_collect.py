@@ -15,7 +15,8 @@ from backend.services.loading.event_store import COLUMNS
 from backend.services.timeline.collect import SPILL_ROWS, Collected, TimelineCollector
 from backend.services.timeline.index import build_timeline_index
 from ingest import parse_file
-from tests.timeline.conftest import H200, Ingest
+from tests.factories import Ingest
+from tests.timeline.conftest import H200
 
 REPO = Path(__file__).resolve().parents[2]
 NSYS = REPO / "tests" / "data" / "nsys" / "train_step.sqlite"
@@ -129,10 +130,10 @@ def _index(engine: Engine, trace_id: str) -> dict[str, list[str]]:
 
 
 def test_the_ingest_index_equals_a_rebuild_from_the_stored_events(
-    ingested: Ingest, engine: Engine
+    ingest: Ingest, engine: Engine
 ) -> None:
     for path in (NSYS, H200):
-        trace_id = ingested(path)
+        trace_id = ingest(path)
         at_ingest = _index(engine, trace_id)
         assert all(at_ingest.values())
         with engine.begin() as conn:

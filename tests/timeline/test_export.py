@@ -7,11 +7,9 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy.engine import Engine
 
-from backend.core.config import Settings
-from backend.services.loading.pipeline import ingest_trace
-from tests.timeline.conftest import H200, SYNTHETIC, Ingest
+from tests.factories import Ingest
+from tests.timeline.conftest import H200, SYNTHETIC
 
 KERNEL_FIELDS = ("name", "count", "total_ns", "min_ns", "max_ns")
 
@@ -23,9 +21,9 @@ def _kernels(client: TestClient, trace_id: str) -> list[tuple[object, ...]]:
 
 @pytest.mark.parametrize("path", [H200, SYNTHETIC], ids=lambda p: p.name.split(".")[0])
 def test_export_reads_back_with_the_same_kernel_stats(
-    client: TestClient, engine: Engine, settings: Settings, ingested: Ingest, path: Path
+    client: TestClient, ingest: Ingest, path: Path
 ) -> None:
-    trace_id = ingested(path)
+    trace_id = ingest(path)
     response = client.get(f"/api/v1/traces/{trace_id}/export.json")
     assert response.status_code == 200
     assert "attachment" in response.headers["content-disposition"]
@@ -35,10 +33,9 @@ def test_export_reads_back_with_the_same_kernel_stats(
     assert all("ts" in e for e in doc["traceEvents"] if e["ph"] != "M")
     assert {"process_name", "thread_name"} <= {e["name"] for e in doc["traceEvents"]}
 
-    again = client.post("/api/v1/traces", files={"file": ("export.json", response.content)}).json()
-    assert ingest_trace(engine=engine, settings=settings, trace_id=again["id"]) == "ready"
-    back = client.get(f"/api/v1/traces/{again['id']}").json()
+    again = ingest(response.content, "export.json")
+    back = client.get(f"/api/v1/traces/{again}").json()
     assert back["format"] == "torch_profiler"
     original = client.get(f"/api/v1/traces/{trace_id}").json()
     assert back["event_counts"] == original["event_counts"]
-    assert _kernels(client, again["id"]) == _kernels(client, trace_id)
+    assert _kernels(client, again) == _kernels(client, trace_id)

@@ -17,7 +17,8 @@ from sqlalchemy.engine import Engine
 
 from backend.services.timeline.lanes import lane_key
 from ingest import parse_file
-from tests.timeline.conftest import H200, SYNTHETIC, Ingest
+from tests.factories import Ingest
+from tests.timeline.conftest import H200, SYNTHETIC
 
 TRACES = [H200, SYNTHETIC]
 
@@ -51,9 +52,9 @@ def _window(client: TestClient, trace_id: str, **params: object) -> dict[str, ob
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name.split(".")[0])
 @pytest.mark.parametrize("max_items", [40, 300])
 def test_blocks_sum_to_each_lanes_true_busy_time(
-    client: TestClient, ingested: Ingest, path: Path, max_items: int
+    client: TestClient, ingest: Ingest, path: Path, max_items: int
 ) -> None:
-    trace_id = ingested(path)
+    trace_id = ingest(path)
     body = _window(client, trace_id, max_items=max_items)
     assert body["mode"] == "blocks"
     items = body["items"]
@@ -86,9 +87,9 @@ def _events_in(engine: Engine, trace_id: str, ws: int, we: int) -> set[int]:
 
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name.split(".")[0])
 def test_zoomed_in_items_are_exactly_the_events_in_the_window(
-    client: TestClient, engine: Engine, ingested: Ingest, path: Path
+    client: TestClient, engine: Engine, ingest: Ingest, path: Path
 ) -> None:
-    trace_id = ingested(path)
+    trace_id = ingest(path)
     full = _window(client, trace_id)
     t0, t1 = int(full["trace_start_ns"]), int(full["trace_end_ns"])  # type: ignore[call-overload]
     checked = 0
@@ -104,8 +105,8 @@ def test_zoomed_in_items_are_exactly_the_events_in_the_window(
 
 
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name.split(".")[0])
-def test_never_more_than_max_items(client: TestClient, ingested: Ingest, path: Path) -> None:
-    trace_id = ingested(path)
+def test_never_more_than_max_items(client: TestClient, ingest: Ingest, path: Path) -> None:
+    trace_id = ingest(path)
     full = _window(client, trace_id)
     t0, t1 = int(full["trace_start_ns"]), int(full["trace_end_ns"])  # type: ignore[call-overload]
     width = t1 - t0
@@ -123,8 +124,8 @@ def test_never_more_than_max_items(client: TestClient, ingested: Ingest, path: P
     assert modes == {"blocks", "events"}
 
 
-def test_lanes_filter_and_labels(client: TestClient, ingested: Ingest) -> None:
-    trace_id = ingested(SYNTHETIC)
+def test_lanes_filter_and_labels(client: TestClient, ingest: Ingest) -> None:
+    trace_id = ingest(SYNTHETIC)
     full = _window(client, trace_id)
     labels = [lane["label"] for lane in full["lanes"]]  # type: ignore[attr-defined]
     assert labels[:2] == ["GPU 0 · stream 7 · annotations", "GPU 0 · stream 7"]
@@ -139,8 +140,8 @@ def test_lanes_filter_and_labels(client: TestClient, ingested: Ingest) -> None:
     assert all(n.startswith("ncclDevKernel") for n in names)
 
 
-def test_nested_annotations_get_depths(client: TestClient, ingested: Ingest) -> None:
-    trace_id = ingested(SYNTHETIC)
+def test_nested_annotations_get_depths(client: TestClient, ingest: Ingest) -> None:
+    trace_id = ingest(SYNTHETIC)
     full = _window(client, trace_id)
     lanes = full["lanes"]
     cpu_ann = next(la["lane"] for la in lanes if la["family"] == "annotation")  # type: ignore[attr-defined]
@@ -161,11 +162,11 @@ def test_nested_annotations_get_depths(client: TestClient, ingested: Ingest) -> 
     assert any(i["depth"] > 0 for i in items)  # type: ignore[attr-defined]
 
 
-def test_reingest_replaces_the_index(client: TestClient, engine: Engine, ingested: Ingest) -> None:
+def test_reingest_replaces_the_index(client: TestClient, engine: Engine, ingest: Ingest) -> None:
     from backend.core.config import get_settings
     from backend.services.loading.pipeline import ingest_trace
 
-    trace_id = ingested(H200)
+    trace_id = ingest(H200)
     before = _window(client, trace_id, max_items=40)
     with engine.begin() as conn:
         conn.execute(text("UPDATE traces SET status = 'queued' WHERE id = :t"), {"t": trace_id})

@@ -9,7 +9,8 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from backend.services.analysis.summary_view import step_time_ns
-from tests.timeline.conftest import H200, REPO, Ingest
+from tests.factories import Ingest
+from tests.timeline.conftest import H200, REPO
 
 DATA = REPO / "tests" / "data"
 COMPILED = DATA / "torch" / "h200_compiled_steps.pt.trace.json.gz"
@@ -30,8 +31,8 @@ def _summary_steps(client: TestClient, trace_id: str) -> dict[str, Any]:
     return steps
 
 
-def test_nsys_numbered_nvtx_ranges_are_steps(client: TestClient, ingested: Ingest) -> None:
-    trace_id = ingested(NVTX)
+def test_nsys_numbered_nvtx_ranges_are_steps(client: TestClient, ingest: Ingest) -> None:
+    trace_id = ingest(NVTX)
     body = _steps(client, trace_id)
     assert (body["marker"], body["marker_source"], body["chosen"]) == ("train_step_N", "auto", None)
     assert [(s["step"], s["name"]) for s in body["items"]] == [
@@ -45,8 +46,8 @@ def test_nsys_numbered_nvtx_ranges_are_steps(client: TestClient, ingested: Inges
     assert step_time_ns({"steps": summary}) == summary["cpu"]["p50_ns"]
 
 
-def test_a_marker_is_tried_then_chosen_and_kept(client: TestClient, ingested: Ingest) -> None:
-    trace_id = ingested(COMPILED)
+def test_a_marker_is_tried_then_chosen_and_kept(client: TestClient, ingest: Ingest) -> None:
+    trace_id = ingest(COMPILED)
     auto = _summary_steps(client, trace_id)
     assert (auto["marker"], auto["marker_source"], len(auto["steps"])) == (
         "compiled_step", "auto", 4
@@ -71,8 +72,8 @@ def test_a_marker_is_tried_then_chosen_and_kept(client: TestClient, ingested: In
     assert _summary_steps(client, trace_id) == auto
 
 
-def test_a_chosen_marker_equals_what_ingest_found(client: TestClient, ingested: Ingest) -> None:
-    trace_id = ingested(H200)
+def test_a_chosen_marker_equals_what_ingest_found(client: TestClient, ingest: Ingest) -> None:
+    trace_id = ingest(H200)
     found = _summary_steps(client, trace_id)
     assert (found["marker"], found["marker_source"]) == ("ProfilerStep#N", "ProfilerStep")
     put = client.put(f"/api/v1/traces/{trace_id}/step-marker", json={"marker": "ProfilerStep"})
@@ -80,8 +81,8 @@ def test_a_chosen_marker_equals_what_ingest_found(client: TestClient, ingested: 
     assert _summary_steps(client, trace_id) == {**found, "marker_source": "user"}
 
 
-def test_a_marker_that_names_nothing_is_refused(client: TestClient, ingested: Ingest) -> None:
-    trace_id = ingested(COMPILED)
+def test_a_marker_that_names_nothing_is_refused(client: TestClient, ingest: Ingest) -> None:
+    trace_id = ingest(COMPILED)
     before = _summary_steps(client, trace_id)
     put = client.put(f"/api/v1/traces/{trace_id}/step-marker", json={"marker": "no_such_range"})
     assert put.status_code == 422

@@ -9,10 +9,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from backend.core.config import Settings
-from backend.services.loading.pipeline import ingest_trace
 from backend.services.timeline.gaps import RULE
-from tests.timeline.conftest import H200, SYNTHETIC, Ingest
+from tests.factories import Ingest, upload_trace
+from tests.timeline.conftest import H200, SYNTHETIC
 
 
 def _items(client: TestClient, trace_id: str, **params: object) -> list[dict[str, object]]:
@@ -22,9 +21,9 @@ def _items(client: TestClient, trace_id: str, **params: object) -> list[dict[str
 
 
 def test_kernel_detail_follows_correlation_to_runtime_and_cpu_op(
-    client: TestClient, engine: Engine, ingested: Ingest
+    client: TestClient, engine: Engine, ingest: Ingest
 ) -> None:
-    trace_id = ingested(H200)
+    trace_id = ingest(H200)
     kernels = [i for i in _items(client, trace_id, max_items=100_000) if i["category"] == "compute"]
     assert len(kernels) == 51
     for kernel in kernels[:10]:
@@ -49,14 +48,14 @@ def test_kernel_detail_follows_correlation_to_runtime_and_cpu_op(
         )
 
 
-def test_event_detail_errors(client: TestClient, ingested: Ingest) -> None:
-    trace_id = ingested(H200)
+def test_event_detail_errors(client: TestClient, ingest: Ingest) -> None:
+    trace_id = ingest(H200)
     assert client.get(f"/api/v1/traces/{trace_id}/events/999999999").status_code == 404
     assert client.get("/api/v1/traces/nope/events/1").status_code == 404
 
 
-def test_steps_search_overview(client: TestClient, ingested: Ingest) -> None:
-    trace_id = ingested(SYNTHETIC)
+def test_steps_search_overview(client: TestClient, ingest: Ingest) -> None:
+    trace_id = ingest(SYNTHETIC)
     steps = client.get(f"/api/v1/traces/{trace_id}/timeline/steps").json()["items"]
     assert [s["step"] for s in steps] == sorted(s["step"] for s in steps)
     assert all(s["name"] == f"ProfilerStep#{s['step']}" for s in steps)
@@ -76,8 +75,8 @@ def test_steps_search_overview(client: TestClient, ingested: Ingest) -> None:
     assert max(b["utilization"] for b in overview["bins"]) > 0.5
 
 
-def test_gaps_are_longest_first_with_a_cause(client: TestClient, ingested: Ingest) -> None:
-    trace_id = ingested(SYNTHETIC)
+def test_gaps_are_longest_first_with_a_cause(client: TestClient, ingest: Ingest) -> None:
+    trace_id = ingest(SYNTHETIC)
     body = client.get(
         f"/api/v1/traces/{trace_id}/timeline/gaps", params={"min_ns": 20_000, "limit": 10}
     ).json()
@@ -98,8 +97,8 @@ def test_gaps_are_longest_first_with_a_cause(client: TestClient, ingested: Inges
         assert window == [], "a gap has no work on its lane"
 
 
-def test_timeline_errors(client: TestClient, ingested: Ingest) -> None:
-    trace_id = ingested(H200)
+def test_timeline_errors(client: TestClient, ingest: Ingest) -> None:
+    trace_id = ingest(H200)
     base = f"/api/v1/traces/{trace_id}/timeline"
     assert client.get("/api/v1/traces/nope/timeline").status_code == 404
     bad_window = client.get(base, params={"start_ns": 10, "end_ns": 10})
@@ -111,21 +110,15 @@ def test_timeline_errors(client: TestClient, ingested: Ingest) -> None:
 
 
 def test_timeline_of_a_queued_trace_is_refused(client: TestClient) -> None:
-    accepted = client.post(
-        "/api/v1/traces", files={"file": ("t.json.gz", H200.read_bytes())}
-    ).json()
-    response = client.get(f"/api/v1/traces/{accepted['id']}/timeline")
+    trace_id = upload_trace(client, H200, "t.json.gz")
+    response = client.get(f"/api/v1/traces/{trace_id}/timeline")
     assert response.status_code == 422 and "not ready" in response.json()["detail"]
 
 
-def test_amd_lanes_are_labelled_by_queue(
-    client: TestClient, engine: Engine, settings: Settings
-) -> None:
+def test_amd_lanes_are_labelled_by_queue(client: TestClient, ingest: Ingest) -> None:
     """rocprofv3 kernels carry their HSA queue (`args.queue`); lanes say "queue N" as AMD
     users know them, not "stream N"."""
-    data = (Path(__file__).resolve().parents[1] / "data" / "rocprof" / "v3_run.zip").read_bytes()
-    trace_id = client.post("/api/v1/traces", files={"file": ("v3_run.zip", data)}).json()["id"]
-    assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
+    trace_id = ingest(Path(__file__).resolve().parents[1] / "data" / "rocprof" / "v3_run.zip")
     labels = [
         lane["label"] for lane in client.get(f"/api/v1/traces/{trace_id}/timeline").json()["lanes"]
     ]
@@ -146,14 +139,9 @@ def _sync_trace(stream: int) -> bytes:
     return json.dumps({"traceEvents": [kernel, sync]}).encode()
 
 
-def test_a_sync_without_a_stream_is_named_so(
-    client: TestClient, engine: Engine, settings: Settings
-) -> None:
+def test_a_sync_without_a_stream_is_named_so(client: TestClient, ingest: Ingest) -> None:
     for stream in (-1, 4294967295):
-        accepted = client.post(
-            "/api/v1/traces", files={"file": ("sync.json", _sync_trace(stream))}
-        ).json()
-        assert ingest_trace(engine=engine, settings=settings, trace_id=accepted["id"]) == "ready"
-        body = client.get(f"/api/v1/traces/{accepted['id']}/timeline").json()
+        trace_id = ingest(_sync_trace(stream), "sync.json")
+        body = client.get(f"/api/v1/traces/{trace_id}/timeline").json()
         labels = sorted(lane["label"] for lane in body["lanes"])
         assert labels == ["GPU 0 · event/context/device syncs (no stream)", "GPU 0 · stream 7"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from tests.views.conftest import Ingest
+from tests.factories import Ingest
 from tests.views.kineto_builder import document, kernel, memory, step
 
 FILL = (

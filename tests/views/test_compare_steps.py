@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 
 from dashboard.components.compare_panel import compare_panel
 from dashboard.figures.compare import chart_value
+from tests.factories import Ingest
 from tests.views.compare_traces import (
     ADD,
     EAGER,
@@ -30,7 +31,6 @@ from tests.views.compare_traces import (
     SOFTMAX_B,
     workload,
 )
-from tests.views.conftest import Ingest
 
 JSON = dict[str, Any]
 

@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from dashboard.components.overview_panel import overview_panel
 from dashboard.components.trace_summary import trace_summary
 from tests.conftest import CORPUS, DATA
-from tests.views.conftest import Ingest
+from tests.factories import Ingest
 
 NCU = DATA / "ncu"
 # The roofline's SQL (per-row launch weights read from JSON) runs on both engines in

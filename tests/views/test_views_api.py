@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 
 from backend.models import Trace
 from ingest.registry import SUPPORTED_FORMATS
-from tests.views.conftest import Ingest
+from tests.factories import Ingest
 from tests.views.kineto_builder import document, kernel
 
 CORPUS_NCU = (

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from backend.core.config import Settings
+from tests.factories import wait_for_trace
 from tests.real_worker import redis_broker, worker_process
 
 pytestmark = pytest.mark.integration
@@ -40,16 +40,6 @@ def worker(redis_settings: Settings, tmp_path: Path) -> Iterator[subprocess.Pope
         yield proc
 
 
-def _wait_done(client: TestClient, trace_id: str, timeout_s: float = 90) -> dict[str, object]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        trace: dict[str, object] = client.get(f"/api/v1/traces/{trace_id}").json()
-        if trace["status"] in ("ready", "failed"):
-            return trace
-        time.sleep(0.2)
-    raise AssertionError(f"trace {trace_id} still {trace['status']} after {timeout_s}s")
-
-
 def test_upload_is_parsed_by_a_real_worker(
     worker: subprocess.Popen[bytes], redis_settings: Settings, h200_trace: Path
 ) -> None:
@@ -63,11 +53,11 @@ def test_upload_is_parsed_by_a_real_worker(
         )
         assert bad.status_code == good.status_code == 202
 
-        failed = _wait_done(client, bad.json()["id"])
+        failed = wait_for_trace(client, bad.json()["id"])
         assert failed["status"] == "failed"
         assert "invalid JSON" in str(failed["error"])
 
-        ready = _wait_done(client, good.json()["id"])
+        ready = wait_for_trace(client, good.json()["id"])
         assert ready["status"] == "ready", ready["error"]
         assert worker.poll() is None, "a bad trace must not take the worker down"
 

@@ -9,6 +9,7 @@ from a2wsgi import WSGIMiddleware
 from fastapi import FastAPI
 from sqlmodel import Session, func, select
 
+import backend
 from backend.api.host_check import allowed_hosts
 from backend.core.config import get_settings
 from backend.core.db import get_engine
@@ -18,7 +19,8 @@ from backend.services.traces.lifecycle import accept_upload
 from dashboard.app import create_dash_app
 
 log = logging.getLogger(__name__)
-SAMPLE_DIR = Path(__file__).resolve().parents[1] / "backend" / "sample_data"
+# Shipped as package data of `backend` (pyproject), so found beside that package.
+SAMPLE_DIR = Path(backend.__file__).resolve().parent / "sample_data"
 
 
 def build_app(host: str, port: int) -> FastAPI:

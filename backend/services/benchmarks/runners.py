@@ -9,15 +9,12 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from backend.core.clock import utc_now
 from backend.models.benchmarks import Runner, RunnerPublic
 
 HEARTBEAT_EVERY = timedelta(seconds=30)
 # A runner is live when it was heard from within three heartbeats.
 LIVE_WITHIN = 3 * HEARTBEAT_EVERY
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 def register_runner(
@@ -26,7 +23,7 @@ def register_runner(
     """Create or refresh a runner row at worker start-up."""
     runner = session.get(Runner, name) or Runner(name=name)
     runner.hostname, runner.queues, runner.capabilities = hostname, queues, capabilities
-    runner.online, runner.started_at, runner.last_seen_at = True, _now(), _now()
+    runner.online, runner.started_at, runner.last_seen_at = True, utc_now(), utc_now()
     session.add(runner)
     session.commit()
     session.refresh(runner)
@@ -37,7 +34,7 @@ def heartbeat(session: Session, name: str) -> None:
     """Record that the runner is alive."""
     runner = session.get(Runner, name)
     if runner is not None:
-        runner.last_seen_at, runner.online = _now(), True
+        runner.last_seen_at, runner.online = utc_now(), True
         session.add(runner)
         session.commit()
 
@@ -57,7 +54,7 @@ def _aware(when: datetime) -> datetime:
 
 def list_runners(session: Session, *, live_only: bool = False) -> list[RunnerPublic]:
     """Runners, most recently seen first; `live` means online and heard from lately."""
-    cutoff = _now() - LIVE_WITHIN
+    cutoff = utc_now() - LIVE_WITHIN
     out = []
     for r in session.exec(select(Runner).order_by(col(Runner.last_seen_at).desc())):
         live = r.online and _aware(r.last_seen_at) >= cutoff

@@ -8,12 +8,12 @@ Public surface: `claim_run`, `requeue_run`, `fail_run`, `finish_run`, `metric_do
 `FailureReason`.
 """
 
-from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 from sqlmodel import Session, col, select
 
+from backend.core.clock import utc_now
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, RunStatus, WorkloadKind
 from backend.models.metrics import MetricPoint, MetricRun
 from backend.services.metrics.formats import MetricDocumentError
@@ -29,10 +29,6 @@ class FailureReason(StrEnum):
     ERROR = "error"
     BAD_OUTPUT = "bad_output"
     INSTALL = "install"
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 def claim_run(
@@ -52,7 +48,7 @@ def claim_run(
         message = f"the worker running it ({run.runner}) died: killed, or out of host memory"
         fail_run(session, run_id, FailureReason.KILLED, message)
         return None
-    run.status, run.runner, run.started_at = RunStatus.RUNNING, runner, _now()
+    run.status, run.runner, run.started_at = RunStatus.RUNNING, runner, utc_now()
     run.attempts += 1
     session.add(run)
     session.commit()
@@ -75,7 +71,7 @@ def fail_run(session: Session, run_id: str, reason: FailureReason, error: str) -
     if run is None:
         return
     run.status, run.reason, run.error = RunStatus.FAILED, reason.value, error[:8000]
-    run.finished_at = _now()
+    run.finished_at = utc_now()
     session.add(run)
     session.commit()
 
@@ -100,7 +96,7 @@ def metric_document(
         "commit": run.ref,
         "branch": spec.branch,
         "run_id": f"bench-{run.id}",
-        "timestamp": (run.started_at or _now()).isoformat(),
+        "timestamp": (run.started_at or utc_now()).isoformat(),
         "environment": result.get("environment") or {},
         "points": points,
     }
@@ -180,7 +176,7 @@ def finish_run(
     run.warnings = result.get("warnings") or []
     run.determinism_hash = result.get("determinism_hash")
     run.results = [{k: v for k, v in p.items() if k != "document"} for p in points]
-    run.metric_run_ids, run.trace_id, run.finished_at = metric_runs, trace_id, _now()
+    run.metric_run_ids, run.trace_id, run.finished_at = metric_runs, trace_id, utc_now()
     session.add(run)
     session.commit()
     session.refresh(run)

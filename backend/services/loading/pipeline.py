@@ -8,13 +8,14 @@ import gc
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy import delete, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col
 
 from backend.core.allocator import pin_mmap_threshold
+from backend.core.clock import utc_now
 from backend.core.config import Settings
 from backend.models import KernelStatRecord, Trace, TraceEvent, TraceStatus
 from backend.services.loading.event_store import insert_events
@@ -157,7 +158,7 @@ def _store(
             summary=summary,
             progress=None,
             ingest_claimed_until=None,
-            updated_at=_now(),
+            updated_at=utc_now(),
         )
     )
 
@@ -192,7 +193,7 @@ def claim_trace(engine: Engine, trace_id: str, *, lease_s: int) -> bool:
     Returns:
         Whether this caller now owns the ingest.
     """
-    now = _now()
+    now = utc_now()
     claimed_until = col(Trace.ingest_claimed_until)
     with engine.begin() as conn:
         claimed = conn.execute(
@@ -247,7 +248,7 @@ def _retry_later(
                 error=message[:4000],
                 progress=None,
                 ingest_claimed_until=None,
-                updated_at=_now(),
+                updated_at=utc_now(),
             )
         )
     return status
@@ -263,10 +264,6 @@ def _mark_failed(engine: Engine, trace_id: str, message: str) -> None:
                 error=message[:4000],
                 progress=None,
                 ingest_claimed_until=None,
-                updated_at=_now(),
+                updated_at=utc_now(),
             )
         )
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)

@@ -17,8 +17,9 @@ in microseconds with three decimals, ``baseTimeNanoseconds``, CUPTI correlation 
 by runtime calls and device activities, ``ac2g`` flows, ``[memory]`` instants, metadata
 events and the final ``Record Window End`` instant.
 
-Usage: ``python backend/sample_data/generate.py [OUT]`` (stdlib only). Without OUT it
-rewrites ``synthetic_train_8gpu_rank0.pt.trace.json.gz`` next to this file.
+Usage: ``python tests/data/make_sample_trace.py [OUT]`` (stdlib only). Without OUT it
+rewrites ``backend/sample_data/synthetic_train_8gpu_rank0.pt.trace.json.gz``, where
+``perfdash serve`` seeds it from; the product never imports this script.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from pathlib import Path
 
 SEED = 20261129
 OUTPUT_NAME = "synthetic_train_8gpu_rank0.pt.trace.json.gz"
+SAMPLE_DIR = Path(__file__).resolve().parents[2] / "backend" / "sample_data"
 
 # ---------------------------------------------------------------------------------------
 # Job shape
@@ -1287,7 +1289,7 @@ def generate(seed: int = SEED) -> bytes:
 
 
 def main(argv: Sequence[str]) -> int:
-    out = Path(argv[1]) if len(argv) > 1 else Path(__file__).with_name(OUTPUT_NAME)
+    out = Path(argv[1]) if len(argv) > 1 else SAMPLE_DIR / OUTPUT_NAME
     data = generate()
     out.write_bytes(data)
     print(f"wrote {out} ({len(data):,} bytes)")
