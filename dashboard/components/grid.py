@@ -56,7 +56,7 @@ class GridColumn:
     text: bool = False
     sort: Literal["asc", "desc"] | None = None
     tooltip_field: str | None = None
-    width: int = 340
+    width: int = 300
 
     def column_def(self, sorted_by: str | None, pinned: bool = False) -> JSON:
         """AG Grid's `colDef` for this column; `sorted_by` is the field sorted now."""
