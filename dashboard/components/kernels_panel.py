@@ -1,8 +1,9 @@
 """The Kernels tab: top-10 chart, grouping and search controls, and a paged table.
 
 The table pages, sorts and filters on the server (`/traces/{id}/kernels`); the page puts
-the query in the URL, so a sorted, filtered view is a link. Cells are plain text
-(DataTable never renders HTML from data), so a kernel called `<script>` shows as typed.
+the query in the URL, so a sorted, filtered view is a link. The grid holds one page; the
+page buttons below it and a click on a header ask for another (`components.grid`). Cells
+are plain text, so a kernel called `<script>` shows as typed.
 
 Public surface: `kernels_panel`, `GROUPS`, `columns_for`.
 """
@@ -13,10 +14,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from dash import dcc, html
-from dash.dash_table.DataTable import DataTable
 
 from dashboard.api.client import KernelStat
-from dashboard.api.views import KernelQuery
+from dashboard.api.views import SORT_KEYS, KernelQuery
+from dashboard.components.grid import GridColumn, data_grid
+from dashboard.components.pager import pager
 from dashboard.figures import kernel_top_figure
 from dashboard.format import (
     format_bytes,
@@ -37,6 +39,8 @@ GROUPS = (
     ("rank", "Distributed rank"),
 )
 LABEL_KEYS = ("name", "key", "group")
+# Row fields holding the full text of a shortened cell, shown as its tooltip.
+FULL_TEXT = {"label": "label_full", "top_kernel": "top_kernel_full"}
 
 
 def _dims(v: Any) -> str:
@@ -72,12 +76,21 @@ def _label_key(items: Sequence[JSON]) -> str:
     return next((k for k in LABEL_KEYS if k in first), "name")
 
 
-def columns_for(items: Sequence[JSON], group: str = "name") -> list[JSON]:
-    """DataTable columns: the row's label, then every known statistic the API returned."""
+def _column(field: str, header: str) -> GridColumn:
+    return GridColumn(
+        field,
+        header,
+        text=field in FULL_TEXT,
+        sort=("asc" if field == "label" else "desc") if field in SORT_KEYS else None,
+        tooltip_field=FULL_TEXT.get(field),
+    )
+
+
+def columns_for(items: Sequence[JSON], group: str = "name") -> list[GridColumn]:
+    """Grid columns: the row's label, then every known statistic the API returned."""
     present = {k for item in items[:1] for k in item}
     title = "Kernel" if group == "name" else dict(GROUPS).get(group, group)
-    cols = [{"name": title, "id": "label"}]
-    return cols + [{"name": KNOWN[k][0], "id": k} for k in KNOWN if k in present]
+    return [_column("label", title)] + [_column(k, KNOWN[k][0]) for k in KNOWN if k in present]
 
 
 def _label(value: Any, group: str) -> str:
@@ -85,16 +98,18 @@ def _label(value: Any, group: str) -> str:
     return shorten_kernel_name(text, 70) if group in ("name", "cpu_op") else text
 
 
-def _rows(items: Sequence[JSON], group: str) -> tuple[list[JSON], list[JSON]]:
+def _rows(items: Sequence[JSON], group: str) -> list[JSON]:
+    """Cells as formatted text, plus the full text of each shortened one for its tooltip."""
     key = _label_key(items)
-    rows, tips = [], []
+    rows = []
     for item in items:
-        full = "—" if item.get(key) in (None, "") else str(item.get(key))
         row = {"label": _label(item.get(key), group)}
+        row["label_full"] = "—" if item.get(key) in (None, "") else str(item.get(key))
         row |= {k: KNOWN[k][1](item[k]) for k in KNOWN if k in item and item[k] is not None}
+        if item.get("top_kernel") is not None:
+            row["top_kernel_full"] = str(item["top_kernel"])
         rows.append(row)
-        tips.append({"label": {"value": full, "type": "text"}})
-    return rows, tips
+    return rows
 
 
 def _controls(query: KernelQuery, id_prefix: str) -> html.Div:
@@ -134,49 +149,11 @@ def kernels_panel(
             className="empty-state",
             id=f"{id_prefix}-empty",
         )
-    rows, tips = _rows(items, query.group)
     total = int(page.get("count") or len(items))
     pages = max(1, -(-total // query.page_size))
-    # Column, row and tooltip shapes are plain JSON here; DataTable's stubs want narrower types.
-    data: dict[str, Any] = {
-        "columns": columns_for(items, query.group),
-        "data": rows,
-        "tooltip_data": tips,
-    }
-    table = DataTable(
-        id=f"{id_prefix}-table",
-        **data,
-        tooltip_duration=None,
-        page_action="custom",
-        page_current=min(query.page, pages - 1),
-        page_size=query.page_size,
-        page_count=pages,
-        sort_action="custom",
-        sort_mode="single",
-        sort_by=[
-            {"column_id": query.sort, "direction": "asc" if query.sort == "label" else "desc"}
-        ],
-        style_as_list_view=True,
-        style_table={"overflowX": "auto"},
-        style_cell={
-            "fontFamily": "inherit",
-            "fontSize": 13,
-            "padding": "6px 10px",
-            "textAlign": "right",
-            "whiteSpace": "nowrap",
-        },
-        style_cell_conditional=[
-            {
-                "if": {"column_id": "label"},
-                "textAlign": "left",
-                "fontFamily": "var(--mono)",
-                "maxWidth": 380,
-                "overflow": "hidden",
-                "textOverflow": "ellipsis",
-            }
-        ],
-        style_header={"fontWeight": 600, "backgroundColor": "#f8f9fa"},
-    )
+    columns = columns_for(items, query.group)
+    table = data_grid(f"{id_prefix}-table", columns, _rows(items, query.group), query.sort)
+    pages_nav = pager(min(query.page, pages - 1), pages, f"{id_prefix}-page")
     found = f"{format_count(total)} rows" + (f" matching “{query.q}”" if query.q else "")
     if not items and not query.q:
         found = f"No per-{query.group} stats are stored for this trace; re-ingest it to group."
@@ -194,6 +171,7 @@ def kernels_panel(
                     _controls(query, id_prefix),
                     html.Div(found, className="muted", id=f"{id_prefix}-found"),
                     table,
+                    pages_nav,
                 ],
                 className="card",
             ),

@@ -56,22 +56,22 @@ def kernel_query(query: dict[str, str]) -> KernelQuery:
 def kernel_url_query(
     query: dict[str, str],
     page: int | None,
-    sort_by: list[dict[str, str]] | None,
+    sort: str | None,
     group: str | None,
     q: str | None,
 ) -> dict[str, str]:
     """The URL query after a table interaction; a new grouping or search starts at page 0.
 
-    The API sorts one way per column (numbers largest first, names A to Z), so a click on
-    a column sorts by it and the direction the table shows is the API's.
+    The API sorts one way per column (numbers largest first, names A to Z), so `sort` is
+    the column sorted by (None: unchanged) and the direction the table shows is the API's.
     """
     old = kernel_query(query)
-    sort = sort_by[0] if sort_by else {"column_id": old.sort, "direction": "desc"}
+    sort = sort or old.sort
     changed_filter = (group or "name") != old.group or (q or "").strip() != old.q
     new = {
         "tab": "kernels",
         "group": "" if (group or "name") == "name" else str(group),
-        "sort": "" if sort["column_id"] == "total_ns" else sort["column_id"],
+        "sort": "" if sort == "total_ns" else sort,
         "q": (q or "").strip(),
         "page": "" if changed_filter or not page else str(page),
     }

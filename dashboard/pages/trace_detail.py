@@ -14,12 +14,13 @@ from typing import Any
 from urllib.parse import urlencode
 
 import dash
-from dash import Input, Output, State, callback, dcc, html
-from dash.dash_table.DataTable import DataTable
+from dash import ALL, Input, Output, State, callback, dcc, html
 from dash.development.base_component import Component
+from dash_ag_grid import AgGrid
 
 from dashboard.api.client import ApiError, Trace, current_client
 from dashboard.components import notice, trace_summary
+from dashboard.components.grid import sorted_column
 from dashboard.components.status_badge import PENDING, progress_bar
 from dashboard.components.trace_views import TABS, tab_bar
 from dashboard.pages import _trace_tabs as tabs
@@ -75,7 +76,7 @@ def _tab_control_ids() -> list[Component]:
     return [
         html.Div(
             [
-                DataTable(id=f"{KERNELS}-table"),
+                AgGrid(id=f"{KERNELS}-table"),
                 dcc.Dropdown(id=f"{KERNELS}-group"),
                 dcc.Input(id=f"{KERNELS}-search"),
                 dcc.RadioItems(id=f"{ROOFLINE}-color"),
@@ -129,8 +130,8 @@ def _href(trace_id: str, query: dict[str, Any]) -> str:
 
 @callback(
     Output(TRACE_DETAIL_URL, "href", allow_duplicate=True),
-    Input(f"{KERNELS}-table", "page_current"),
-    Input(f"{KERNELS}-table", "sort_by"),
+    Input({"type": f"{KERNELS}-page", "role": ALL, "page": ALL}, "n_clicks"),
+    Input(f"{KERNELS}-table", "columnState"),
     Input(f"{KERNELS}-group", "value"),
     Input(f"{KERNELS}-search", "value"),
     State(TRACE_DETAIL_ID, "data"),
@@ -138,15 +139,18 @@ def _href(trace_id: str, query: dict[str, Any]) -> str:
     prevent_initial_call=True,
 )
 def kernels_query(
-    page: int | None,
-    sort_by: list[dict[str, str]] | None,
+    _clicks: list[int | None],
+    column_state: list[dict[str, Any]] | None,
     group: str | None,
     q: str | None,
     trace_id: str,
     query: dict[str, str],
 ) -> str:
-    """Put the table's page, sort, grouping and search in the URL; the view follows it."""
-    new = tabs.kernel_url_query(query, page, sort_by, group, q)
+    """Put the page asked for, the sort, grouping and search in the URL; the view follows it."""
+    button = dash.ctx.triggered_id
+    clicked = isinstance(button, dict) and bool(dash.ctx.triggered[0]["value"])
+    page = int(button["page"]) if clicked else tabs.kernel_query(query).page
+    new = tabs.kernel_url_query(query, page, sorted_column(column_state), group, q)
     if new == {k: v for k, v in query.items() if v}:
         raise dash.exceptions.PreventUpdate
     return _href(trace_id, new)

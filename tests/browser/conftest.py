@@ -30,6 +30,8 @@ ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 STARTUP_TIMEOUT_S = 90.0
+# The label cells of the trace page's kernels grid, one per row (the column is pinned).
+KERNEL_LABELS = '#trace-kernels-table .ag-cell[col-id="label"]'
 
 
 @dataclass

@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 
 from dashboard.format import shorten_kernel_name
 from ingest.registry import SUPPORTED_FORMATS
-from tests.browser.conftest import upload_and_wait
+from tests.browser.conftest import KERNEL_LABELS, upload_and_wait
 from tests.views.kineto_builder import document, kernel, memory, step
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def test_torch_trace_tabs_render_with_data(
     page.locator("#trace-detail-tab-kernels").click()
     expect(page).to_have_url(f"{base}/traces/{tid}?tab=kernels")
     expect(page.locator("#trace-kernels-top-chart .bars .point path")).to_have_count(10)
-    cells = page.locator('#trace-kernels-table td[data-dash-column="label"]')
+    cells = page.locator(KERNEL_LABELS)
     expect(cells).to_have_count(12, timeout=TIMEOUT_MS)
     page.locator("#trace-kernels-search").fill("gemm")
     page.locator("#trace-kernels-search").press("Enter")
@@ -125,7 +125,7 @@ def test_a_kernel_named_script_renders_as_text(
     events += [kernel(SCRIPT_NAME, 10, 400), kernel("plain_kernel", 500, 100)]
     tid = _upload_id(module_server, document(events), "hostile.json")
     page.goto(f"{module_server.base_url}/traces/{tid}?tab=kernels")
-    cell = page.locator('#trace-kernels-table td[data-dash-column="label"]').first
+    cell = page.locator(KERNEL_LABELS).first
     expect(cell).to_contain_text("<script>", timeout=TIMEOUT_MS)
     expect(page.locator("#trace-kernels-top-chart .ytick text").first).to_contain_text("<script>")
     page.goto(f"{module_server.base_url}/traces/{tid}")
@@ -162,7 +162,7 @@ def test_vendor_trace_tabs(
     expect(page.locator("#trace-detail-kernels-chart .bars .point path").first).to_be_visible()
     page.screenshot(path=artifacts / f"trace_views_{fmt}_overview.png", full_page=True)
     page.goto(f"{base}/traces/{tid}?tab=kernels")
-    expect(page.locator('#trace-kernels-table td[data-dash-column="label"]').first).to_be_visible()
+    expect(page.locator(KERNEL_LABELS).first).to_be_visible()
     page.screenshot(path=artifacts / f"trace_views_{fmt}_kernels.png", full_page=True)
     page.goto(f"{base}/traces/{tid}?tab=roofline")
     expect(page.locator("#trace-roofline-chart .main-svg").first).to_be_attached()

@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Dialog, Page, expect
 
 from dashboard.format import shorten_kernel_name
-from tests.browser.conftest import upload_and_wait
+from tests.browser.conftest import KERNEL_LABELS, upload_and_wait
 from tests.browser.test_timeline import _click_widest_kernel as click_widest_kernel
 from tests.views.kineto_builder import cpu_op, document, kernel, launch, step
 
@@ -102,15 +102,13 @@ def test_hostile_names_render_as_text_on_every_trace_view(
 
     # Kernels tab, by kernel name and by the CPU op that launched each kernel.
     page.goto(f"{base}/traces/{tid}?tab=kernels")
-    cells = page.locator('#trace-kernels-table td[data-dash-column="label"]')
+    cells = page.locator(KERNEL_LABELS)
     expect(cells).to_have_count(len(KERNELS))
-    assert _texts(page, '#trace-kernels-table td[data-dash-column="label"]') == short
+    assert _texts(page, KERNEL_LABELS) == short
     page.goto(f"{base}/traces/{tid}?tab=kernels&group=cpu_op")
     expect(page.locator("#trace-kernels-table")).to_contain_text(shorten_kernel_name(OPS[2]))
     expect(cells).to_have_count(len(OPS))
-    assert _texts(page, '#trace-kernels-table td[data-dash-column="label"]') == {
-        shorten_kernel_name(op) for op in OPS
-    }
+    assert _texts(page, KERNEL_LABELS) == {shorten_kernel_name(op) for op in OPS}
     page.screenshot(path=artifacts / "xss_kernels_by_op.png", full_page=True)
     assert page.evaluate(INJECTED_JS) == []
 

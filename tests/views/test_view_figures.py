@@ -123,11 +123,12 @@ def test_kernel_table_cells_are_text_with_the_full_name_as_tooltip() -> None:
     items = [{"name": SCRIPT, "count": 3, "total_ns": 1500, "pct": 50.0, "grid": [4, 1, 1]}]
     page = {"items": items, "count": 1, "total_kernel_ns": 3000}
     panel = kernels_panel(page, [], KernelQuery(), "k")
-    table = panel.children[1].children[-1]
-    # DataTable renders strings as text; the label is the shortened name, still raw text.
-    assert table.data[0]["label"].startswith("<script>")
-    assert table.tooltip_data[0]["label"] == {"value": SCRIPT, "type": "text"}
-    assert [c["id"] for c in columns_for(items)] == ["label", "count", "total_ns", "pct", "grid"]
+    table = panel.children[1].children[-2]
+    # The grid renders strings as text; the label is the shortened name, still raw text.
+    assert table.rowData[0]["label"].startswith("<script>")
+    assert table.rowData[0]["label_full"] == SCRIPT
+    assert table.columnDefs[0]["tooltipField"] == "label_full"
+    assert [c.field for c in columns_for(items)] == ["label", "count", "total_ns", "pct", "grid"]
 
 
 def test_kernel_query_round_trips_through_the_url() -> None:
@@ -145,3 +146,6 @@ def test_kernel_query_round_trips_through_the_url() -> None:
     assert moved == {"tab": "kernels", "q": "gemm", "page": "3"}
     regrouped = kernel_url_query({"tab": "kernels", "page": "3"}, 3, None, "stream", "")
     assert regrouped == {"tab": "kernels", "group": "stream"}, "a new grouping starts at page 0"
+    resorted = kernel_url_query({"tab": "kernels", "page": "2"}, 2, "count", "name", "")
+    assert resorted == {"tab": "kernels", "sort": "count", "page": "2"}
+    assert kernel_url_query({"sort": "count"}, 0, "total_ns", None, None) == {"tab": "kernels"}
