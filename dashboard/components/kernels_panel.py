@@ -15,7 +15,7 @@ from typing import Any, cast
 from dash import dcc, html
 from dash.dash_table.DataTable import DataTable
 
-from dashboard.api.client import KernelStat
+from dashboard.api.traces import KernelStat
 from dashboard.api.views import KernelQuery
 from dashboard.figures import kernel_top_figure
 from dashboard.format import (
