@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import types
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, Required, Union
 
@@ -35,8 +35,8 @@ _SCALARS: dict[object, set[str]] = {
     bool: {"boolean"},
     type(None): {"null"},
 }
-_LISTS: set[object] = {list, tuple, typing.Sequence}
-_DICTS: set[object] = {dict, typing.Mapping}
+_LISTS: set[object] = {list, tuple, Sequence}
+_DICTS: set[object] = {dict, Mapping}
 
 
 def _json_kind(value: object) -> str:
