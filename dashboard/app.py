@@ -16,7 +16,8 @@ import flask
 from dash import dcc, html
 from dash.development.base_component import Component
 
-from dashboard.api.client import ApiClient, ApiError, Me, current_client, install_client
+from dashboard.api.client import ApiClient, ApiError, current_client, install_client
+from dashboard.api.me import Me, get_me
 
 __all__ = ["create_dash_app"]
 
@@ -31,7 +32,7 @@ def _who() -> Me | None:
     if not flask.has_request_context():
         return None
     try:
-        return current_client().me()
+        return get_me(current_client())
     except ApiError:
         return None
 

@@ -6,100 +6,26 @@ models or database. Every call has a timeout and raises `ApiError` with the API'
 browser's `Cookie` and `X-CSRFToken` headers, so the API sees the signed-in user (and
 checks their role and CSRF token) exactly as if the browser had called it.
 
-Public surface: `ApiClient`, `ApiError`, `current_client`, `install_client`, `detail_text`, and the
-response shapes `Trace`, `TraceList`, `KernelStat`, `KernelStats`, `TraceAccepted`, `Me`.
+This module is the transport only; the calls of each API area and the shapes they return
+live in that area's module beside it (`traces`, `me`, `timeline`, ...).
+
+Public surface: `ApiClient`, `ApiError`, `current_client`, `install_client`, `detail_text`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Any
 
 import flask
 import httpx
 
-__all__ = [
-    "ApiClient",
-    "ApiError",
-    "KernelStat",
-    "KernelStats",
-    "Me",
-    "Trace",
-    "TraceAccepted",
-    "TraceList",
-    "current_client",
-    "detail_text",
-    "install_client",
-]
+__all__ = ["ApiClient", "ApiError", "current_client", "detail_text", "install_client"]
 
-TraceStatus = Literal["queued", "processing", "ready", "failed"]
 _CONFIG_KEY = "PERFDASH_API_CLIENT"
 _PREFIX = "/api/v1"
 # What identifies the browser's user to the API: the session cookie, and the CSRF token
 # Dash's renderer copies from the `_csrf_token` cookie into every callback request.
 _FORWARDED_HEADERS = ("Cookie", "X-CSRFToken")
-
-
-class Device(TypedDict, total=False):
-    index: int
-    name: str
-    rank: int  # in a multi-rank trace
-
-
-class Trace(TypedDict):
-    id: str
-    name: str
-    project: str
-    status: TraceStatus
-    error: str | None
-    format: str | None
-    blob_sha256: str
-    size_bytes: int
-    event_counts: dict[str, int]
-    devices: list[Device]
-    meta: dict[str, Any]
-    skipped_events: int
-    warnings: list[str]
-    duration_ns: int | None
-    progress: NotRequired[dict[str, Any] | None]
-    created_at: str
-    updated_at: str
-
-
-class TraceList(TypedDict):
-    items: list[Trace]
-    count: int
-
-
-class KernelStat(TypedDict):
-    name: str
-    count: int
-    total_ns: int
-    mean_ns: int
-    min_ns: int
-    max_ns: int
-    pct: float
-
-
-class KernelStats(TypedDict):
-    trace_id: str
-    items: list[KernelStat]
-    count: int
-    total_kernel_ns: int
-
-
-class TraceAccepted(TypedDict):
-    id: str
-    status: TraceStatus
-    duplicate: bool
-
-
-class Me(TypedDict):
-    auth: str
-    kind: str | None
-    name: str | None
-    role: str | None
-    scopes: list[str]
-    csrf_token: str | None
 
 
 class ApiError(Exception):
@@ -174,27 +100,9 @@ class ApiClient:
         """GET a non-JSON body (Markdown, CSV) from `/api/v1{path}`."""
         return self._send("GET", path, params=params).text
 
-    def me(self) -> Me:
-        """Who the API takes the browser's user to be (name, role, CSRF token)."""
-        return cast(Me, self._request("GET", "/me"))
-
-    def list_traces(self, *, limit: int = 50, offset: int = 0) -> TraceList:
-        """Traces, newest first."""
-        params = {"limit": limit, "offset": offset}
-        return cast(TraceList, self._request("GET", "/traces", params=params))
-
-    def get_trace(self, trace_id: str) -> Trace:
-        """One trace with its status, error and summary."""
-        return cast(Trace, self._request("GET", f"/traces/{trace_id}"))
-
-    def get_kernels(self, trace_id: str, limit: int = 10) -> KernelStats:
-        """The `limit` kernels with the most total GPU time."""
-        path = f"/traces/{trace_id}/kernels"
-        return cast(KernelStats, self._request("GET", path, params={"limit": limit}))
-
-    def delete_trace(self, trace_id: str) -> None:
-        """Delete a trace and everything derived from it."""
-        self._request("DELETE", f"/traces/{trace_id}")
+    def delete(self, path: str) -> None:
+        """DELETE `/api/v1{path}`."""
+        self._request("DELETE", path)
 
 
 def _browser_identity() -> dict[str, str]:

@@ -11,11 +11,16 @@ from typing import Any, TypedDict, cast
 from dashboard.api.client import ApiClient
 
 __all__ = [
+    "Event",
     "EventDetail",
+    "EventWindow",
     "Gap",
     "Gaps",
+    "KernelStatsRow",
     "Lane",
+    "NameMatch",
     "Overview",
+    "OverviewBin",
     "SearchResult",
     "Step",
     "StepMarkerOption",

@@ -7,7 +7,7 @@ from typing import Any
 
 from dash import html
 
-from dashboard.api.client import KernelStat
+from dashboard.api.traces import KernelStat
 from dashboard.format import format_count, format_duration_ns, format_pct, shorten_kernel_name
 
 COLUMNS = ("#", "Kernel", "Count", "Total", "Mean", "Min", "Max", "% of kernel time")

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from dash import dcc, html
 
-from dashboard.api.client import KernelStat
+from dashboard.api.traces import KernelStat
 from dashboard.api.views import SORT_KEYS, KernelQuery
 from dashboard.components.grid import GridColumn, data_grid
 from dashboard.components.pager import pager

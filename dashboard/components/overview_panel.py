@@ -15,7 +15,7 @@ from dash import dcc, html
 from dash.dcc import Graph
 from dash.development.base_component import Component
 
-from dashboard.api.client import KernelStats, Trace
+from dashboard.api.traces import KernelStats, Trace
 from dashboard.components.kernel_table import kernel_table
 from dashboard.components.status_badge import notice
 from dashboard.components.step_marker import marker_note

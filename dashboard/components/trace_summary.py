@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dash import html
 
-from dashboard.api.client import Trace
+from dashboard.api.traces import Trace
 from dashboard.components.status_badge import notice, status_badge
 from dashboard.format import (
     device_label,

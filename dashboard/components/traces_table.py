@@ -7,7 +7,7 @@ from typing import Any
 
 from dash import dcc, html
 
-from dashboard.api.client import Trace
+from dashboard.api.traces import Trace
 from dashboard.components.status_badge import progress_bar, status_badge
 from dashboard.components.trace_summary import trace_duration
 from dashboard.format import format_bytes, format_count, format_timestamp

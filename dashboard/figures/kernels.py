@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from dashboard.api.client import KernelStat
+from dashboard.api.traces import KernelStat
 from dashboard.figures.theme import (
     ACCENT,
     MONO,

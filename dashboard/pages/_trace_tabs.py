@@ -14,7 +14,8 @@ from dash import html
 from dash.development.base_component import Component
 
 from dashboard.api import views
-from dashboard.api.client import ApiClient, ApiError, KernelStats, Trace
+from dashboard.api.client import ApiClient, ApiError
+from dashboard.api.traces import KernelStats, Trace, get_kernels, list_traces
 from dashboard.api.views import SORT_KEYS, KernelQuery
 from dashboard.components import notice
 from dashboard.components.analysis_panels import memory_panel, roofline_panel
@@ -80,7 +81,7 @@ def kernel_url_query(
 
 def _overview(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
     tid = trace["id"]
-    kernels: KernelStats | None = _try(lambda: client.get_kernels(tid, limit=TOP_N))
+    kernels: KernelStats | None = _try(lambda: get_kernels(client, tid, limit=TOP_N))
     return overview_panel(
         trace,
         _try(lambda: views.get_summary(client, tid)),
@@ -94,7 +95,7 @@ def _overview(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
 def _kernels(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
     tid, query = trace["id"], kernel_query(q)
     page = _try(lambda: views.get_kernel_page(client, tid, query))
-    top: KernelStats | None = _try(lambda: client.get_kernels(tid, limit=TOP_N))
+    top: KernelStats | None = _try(lambda: get_kernels(client, tid, limit=TOP_N))
     items: list[Any] = list(top["items"]) if top else []
     return kernels_panel(page, items, query, "trace-kernels")
 
@@ -105,7 +106,7 @@ def _roofline(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
     if roofline is None:
         return notice("Could not compute the roofline of this trace.", "error")
     overlay = _try(lambda: views.get_roofline(client, vs)) if vs and vs != tid else None
-    listed = _try(lambda: client.list_traces(limit=200)) or {"items": []}
+    listed = _try(lambda: list_traces(client, limit=200)) or {"items": []}
     others = [t for t in listed["items"] if t["id"] != tid and t["status"] == "ready"]
     color = "bound" if q.get("color") == "bound" else "precision"
     return roofline_panel(roofline, overlay, color, vs, others, "trace-roofline")

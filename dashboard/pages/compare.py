@@ -18,6 +18,7 @@ from dash.development.base_component import Component
 
 from dashboard.api import views
 from dashboard.api.client import ApiError, current_client
+from dashboard.api.traces import list_traces
 from dashboard.components import notice
 from dashboard.components.compare_panel import compare_panel
 
@@ -36,7 +37,7 @@ COMPARE_BODY = "compare-body"
 
 def _options() -> list[dict[str, str]]:
     try:
-        listed = current_client().list_traces(limit=200)
+        listed = list_traces(current_client(), limit=200)
     except ApiError:
         return []
     ready = [t for t in listed["items"] if t["status"] == "ready"]

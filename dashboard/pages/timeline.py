@@ -218,40 +218,61 @@ def _clicked_block(click: dict[str, Any] | None) -> tuple[int, int] | None:
 
 
 @callback(
-    Output(TIMELINE_WINDOW, "data"),
-    Output(TIMELINE_GRAPH, "figure"),
-    Output(TIMELINE_OVERVIEW, "figure"),
-    Output(TIMELINE_STATUS, "children"),
-    Input(TIMELINE_GRAPH, "relayoutData"),
-    Input(TIMELINE_OVERVIEW, "relayoutData"),
-    Input(TIMELINE_RESET, "n_clicks"),
-    Input(TIMELINE_STEP, "value"),
-    Input({"type": GAP_BUTTON, "index": ALL}, "n_clicks"),
-    Input({"type": MATCH_BUTTON, "index": ALL}, "n_clicks"),
-    Input(TIMELINE_GRAPH, "clickData"),
-    Input(TIMELINE_SEARCH, "value"),
-    Input(TIMELINE_GROUPS, "value"),
-    State(TIMELINE_RANGE, "data"),
-    State(TIMELINE_STEPS, "data"),
-    State(TIMELINE_GAP_DATA, "data"),
-    State(TIMELINE_MATCH_DATA, "data"),
-    State(TIMELINE_WINDOW, "data"),
-    State(TIMELINE_ID, "data"),
-    State(TIMELINE_LANES, "data"),
+    output={
+        "window": Output(TIMELINE_WINDOW, "data"),
+        "figure": Output(TIMELINE_GRAPH, "figure"),
+        "overview": Output(TIMELINE_OVERVIEW, "figure"),
+        "status": Output(TIMELINE_STATUS, "children"),
+    },
+    inputs={
+        # What moves the window; `_next_window` reads the one that fired from `ctx`.
+        "moves": {
+            "graph": Input(TIMELINE_GRAPH, "relayoutData"),
+            "overview": Input(TIMELINE_OVERVIEW, "relayoutData"),
+            "reset": Input(TIMELINE_RESET, "n_clicks"),
+            "step": Input(TIMELINE_STEP, "value"),
+            "gap": Input({"type": GAP_BUTTON, "index": ALL}, "n_clicks"),
+            "match": Input({"type": MATCH_BUTTON, "index": ALL}, "n_clicks"),
+        },
+        "click": Input(TIMELINE_GRAPH, "clickData"),
+        "search": Input(TIMELINE_SEARCH, "value"),
+        "groups": Input(TIMELINE_GROUPS, "value"),
+    },
+    state={
+        "full": State(TIMELINE_RANGE, "data"),
+        "steps": State(TIMELINE_STEPS, "data"),
+        "gaps": State(TIMELINE_GAP_DATA, "data"),
+        "matches": State(TIMELINE_MATCH_DATA, "data"),
+        "current": State(TIMELINE_WINDOW, "data"),
+        "trace_id": State(TIMELINE_ID, "data"),
+        "all_lanes": State(TIMELINE_LANES, "data"),
+    },
     prevent_initial_call=True,
 )
-def update(*args: Any) -> tuple[Any, ...]:
+def update(
+    *,
+    moves: dict[str, Any],
+    click: dict[str, Any] | None,
+    search: str | None,
+    groups: list[str] | None,
+    full: dict[str, int],
+    steps: list[api.Step],
+    gaps: list[api.Gap],
+    matches: list[api.EventWindow],
+    current: dict[str, int],
+    trace_id: str,
+    all_lanes: list[api.Lane],
+) -> dict[str, Any]:
     """Any zoom, pan, reset, step, gap, match, block click, search or lane-group toggle:
     fetch and redraw, in one round trip (a separate window-store callback cost a second)."""
-    groups = args[8]
-    full, steps, gaps, matches, current, trace_id, all_lanes = args[9:]
+    del moves  # only which one fired matters, and its value: both come from `ctx`
     trigger, value = ctx.triggered_id, ctx.triggered[0]["value"]
     window: tuple[int, int] | None = (current["start_ns"], current["end_ns"])
     lanes = lanes_for_groups(all_lanes, groups)
     if lanes == []:
         raise dash.exceptions.PreventUpdate  # nothing ticked: keep the last drawing
     if trigger == TIMELINE_GRAPH and f"{TIMELINE_GRAPH}.clickData" in ctx.triggered_prop_ids:
-        window = _clicked_block(args[6])
+        window = _clicked_block(click)
     elif trigger not in (TIMELINE_SEARCH, TIMELINE_GROUPS):
         stores = {"steps": steps, "gaps": gaps, "matches": matches}
         window = _next_window(trigger, value, full, stores)
@@ -261,8 +282,12 @@ def update(*args: Any) -> tuple[Any, ...]:
     data = api.get_window(current_client(), trace_id, window[0], window[1], MAX_ITEMS, lanes)
     shade = Patch()
     shade["layout"]["shapes"] = window_shapes(full["start_ns"], full["end_ns"], window)
-    figure = timeline_figure(data, args[7] or "")
-    return {"start_ns": window[0], "end_ns": window[1]}, figure, shade, _status(data)
+    return {
+        "window": {"start_ns": window[0], "end_ns": window[1]},
+        "figure": timeline_figure(data, search or ""),
+        "overview": shade,
+        "status": _status(data),
+    }
 
 
 @callback(

@@ -18,7 +18,8 @@ from dash import ALL, Input, Output, State, callback, dcc, html
 from dash.development.base_component import Component
 from dash_ag_grid import AgGrid
 
-from dashboard.api.client import ApiError, Trace, current_client
+from dashboard.api.client import ApiError, current_client
+from dashboard.api.traces import Trace, get_trace
 from dashboard.components import notice, trace_summary
 from dashboard.components.grid import sorted_column
 from dashboard.components.status_badge import PENDING, progress_bar
@@ -52,7 +53,7 @@ def _body(trace_id: str, query: dict[str, str]) -> tuple[list[Component], bool]:
     """What to show now, and whether the trace has settled (so polling can stop)."""
     client = current_client()
     try:
-        trace = client.get_trace(trace_id)
+        trace = get_trace(client, trace_id)
     except ApiError as e:
         if e.status == 404:
             return [notice(f"There is no trace with id {trace_id}.", "error")], True

@@ -12,7 +12,8 @@ from typing import Any, cast
 import dash
 from dash import ClientsideFunction, Input, Output, State, callback, clientside_callback, dcc, html
 
-from dashboard.api.client import ApiError, TraceAccepted, current_client, detail_text
+from dashboard.api.client import ApiError, current_client, detail_text
+from dashboard.api.traces import TraceAccepted, list_traces
 from dashboard.components import notice, traces_table
 
 # Dash ships no annotations for register_page.
@@ -32,7 +33,7 @@ LIST_LIMIT = 100
 def _table() -> html.Div:
     """The current list from the API, or why it could not be read."""
     try:
-        traces = current_client().list_traces(limit=LIST_LIMIT)
+        traces = list_traces(current_client(), limit=LIST_LIMIT)
     except ApiError as e:
         return html.Div(notice(f"Could not load traces: {e.detail}", "error"))
     return traces_table(traces["items"], total=traces["count"])

@@ -6,14 +6,18 @@ trace; screenshots go to `test-artifacts/`.
 
 from __future__ import annotations
 
+import json
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Response, expect
+
+from dashboard.components.timeline_panels import around
 
 if TYPE_CHECKING:
     from tests.browser.conftest import PageErrors, Server
@@ -110,4 +114,56 @@ def test_zoom_twice_then_click_a_kernel_shows_its_cpu_launch(
     page.screenshot(path=artifacts / "timeline_cpu_collapsed.png", full_page=True)
     page.get_by_label("CPU threads").check()
     expect(cpu_lanes.first).to_be_attached(timeout=15_000)
+    assert page_errors.messages == []
+
+
+def _update_for(prop: str) -> Callable[[Response], bool]:
+    """Matches the answer to a callback request that `prop` (an ID or property) triggered."""
+
+    def matches(response: Response) -> bool:
+        body = response.request.post_data if "_dash-update-component" in response.url else None
+        return prop in str(json.loads(body or "{}").get("changedPropIds"))
+
+    return matches
+
+
+def _expect_window(page: Page, expected: tuple[int, int]) -> None:
+    """Wait until the URL shows `expected`, to the 256 ns a JavaScript number keeps of
+    epoch nanoseconds."""
+    deadline = time.monotonic() + 15
+    shown: tuple[int, ...] = ()
+    while time.monotonic() < deadline:
+        found = re.search(r"start_ns=(\d+)&end_ns=(\d+)", page.url)
+        shown = tuple(int(v) for v in found.groups()) if found else ()
+        if shown and all(abs(a - b) <= 1_000 for a, b in zip(shown, expected, strict=True)):
+            return
+        page.wait_for_timeout(100)
+    pytest.fail(f"the URL shows the window {shown}, not {expected}")
+
+
+def test_a_gap_and_a_search_match_zoom_to_themselves(
+    perfdash_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    """The pattern-matched buttons of the window callback: a gap row, then a search match.
+    Each click waits for the answer to the request the page makes by itself first (Plotly's
+    autosize; the new match buttons): Dash drops an answer once a later request is out."""
+    trace_id = _ready_trace(perfdash_server)
+    api = f"{perfdash_server.base_url}/api/v1/traces/{trace_id}"
+    gaps = httpx.get(f"{api}/timeline/gaps", params={"min_ns": 100_000, "limit": 20}).json()
+    found = httpx.get(f"{api}/timeline/search", params={"q": "reduce_kernel"}).json()
+    with page.expect_response(_update_for("relayoutData"), timeout=30_000):
+        page.goto(f"{perfdash_server.base_url}/traces/{trace_id}/timeline")
+
+    page.locator(".timeline-gaps button").first.click()
+    gap = gaps["items"][0]
+    _expect_window(page, around(gap["start_ns"], gap["end_ns"], 2.0))
+    page.screenshot(path=artifacts / "timeline_gap.png", full_page=True)
+
+    with page.expect_response(_update_for("timeline-match"), timeout=15_000):
+        page.fill("#timeline-search", "reduce_kernel")
+        page.press("#timeline-search", "Enter")
+    page.locator("#timeline-search-results button").first.click()
+    match = found["matches"][0]
+    _expect_window(page, around(match["start_ns"], match["end_ns"], 5.0))
+    page.screenshot(path=artifacts / "timeline_match.png", full_page=True)
     assert page_errors.messages == []

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from dashboard.api.client import ApiClient, ApiError, _detail
+from dashboard.api.traces import list_traces
 
 
 def _closed_port() -> int:
@@ -42,7 +43,7 @@ def test_detail_is_the_apis_message(status: int, body: object, detail: str) -> N
 def test_unreachable_api_raises_api_error_without_status() -> None:
     client = ApiClient(f"http://127.0.0.1:{_closed_port()}", timeout_s=2)
     with pytest.raises(ApiError) as caught:
-        client.list_traces()
+        list_traces(client)
     assert caught.value.status is None
     assert "cannot reach the API" in caught.value.detail
 

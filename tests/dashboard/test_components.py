@@ -7,7 +7,7 @@ from typing import Any, cast
 from dash import html
 from dash.development.base_component import Component
 
-from dashboard.api.client import KernelStat, Trace
+from dashboard.api.traces import KernelStat, Trace
 from dashboard.components import kernel_table, status_badge, trace_summary, traces_table
 
 

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from dashboard.api.client import KernelStat
+from dashboard.api.traces import KernelStat
 from dashboard.figures import kernel_top_figure
 from dashboard.figures.kernels import TEMPLATE
 from dashboard.format import shorten_kernel_name
