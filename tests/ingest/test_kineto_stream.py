@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ingest import EventKind, ParseError, TraceStats, parse_file
-from ingest.analysis import TraceAnalysis
+from ingest.aggregate import TraceAggregator
 from ingest.parsers import _json_stream
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,9 +49,9 @@ def _write(path: Path, data: bytes) -> Path:
 
 
 def _kernel_table(path: Path) -> list[tuple[str, int, int]]:
-    analysis = TraceAnalysis()
-    analysis.drain(parse_file(path).events)
-    return [(k.name, k.count, k.total_ns) for k in analysis.stats.kernels()]
+    aggregator = TraceAggregator()
+    aggregator.drain(parse_file(path).events)
+    return [(k.name, k.count, k.total_ns) for k in aggregator.stats.kernels()]
 
 
 def _key_averages_kernels(path: Path, kernel_names: set[str]) -> dict[str, tuple[int, float]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ingest import parse_file
-from ingest.analysis import TraceAnalysis
+from ingest.aggregate import TraceAggregator
 
 DDP = Path(__file__).resolve().parents[1] / "data" / "ddp"
 
@@ -25,9 +25,9 @@ def ddp_summary(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, obj
             name = f"ddp_rank{rank}.pt.trace.json.gz"
             tf.add(DDP / name, f"run/{name}")
     parsed = parse_file(archive)
-    analysis = TraceAnalysis()
-    analysis.drain(parsed.events)
-    return analysis.summary(parsed.meta), parsed.meta
+    aggregator = TraceAggregator()
+    aggregator.drain(parsed.events)
+    return aggregator.summary(parsed.meta), parsed.meta
 
 
 def test_both_ranks_are_one_trace(ddp_summary: tuple[dict[str, object], object]) -> None:

@@ -1,7 +1,7 @@
 """One pass over a trace's events that feeds every ingest-time aggregate.
 
-`perfdash ingest FILE` and the worker both go through `TraceAnalysis`, so the CLI and the
-stored trace can never disagree. Public surface: `TraceAnalysis`.
+`perfdash ingest FILE` and the worker both go through `TraceAggregator`, so the CLI and the
+stored trace can never disagree. Public surface: `TraceAggregator`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ingest.stats import KernelGroupStat, TraceStats
 from ingest.summary import SummaryBuilder
 
 
-class TraceAnalysis:
+class TraceAggregator:
     """Wrap an event stream with `feed`; read `stats` and `summary(meta)` once it is drained.
 
     Args:
