@@ -9,7 +9,7 @@ from backend.api.routes import (
     metrics,
     slas,
     timeline,
-    trace_analysis,
+    trace_aggregates,
     trace_views,
     traces,
     webhooks,
@@ -20,7 +20,7 @@ from backend.services.auth.permissions import READ
 api_router = APIRouter(prefix="/api/v1", dependencies=[Depends(require(READ))])
 api_router.include_router(me.router)
 api_router.include_router(traces.router)
-api_router.include_router(trace_analysis.router)
+api_router.include_router(trace_aggregates.router)
 api_router.include_router(trace_views.router)
 api_router.include_router(metrics.router)
 api_router.include_router(slas.router)
