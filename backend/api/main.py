@@ -10,7 +10,7 @@ from backend.api.routes import (
     slas,
     timeline,
     trace_aggregates,
-    trace_views,
+    trace_analyses,
     traces,
     webhooks,
 )
@@ -21,7 +21,7 @@ api_router = APIRouter(prefix="/api/v1", dependencies=[Depends(require(READ))])
 api_router.include_router(me.router)
 api_router.include_router(traces.router)
 api_router.include_router(trace_aggregates.router)
-api_router.include_router(trace_views.router)
+api_router.include_router(trace_analyses.router)
 api_router.include_router(metrics.router)
 api_router.include_router(slas.router)
 api_router.include_router(webhooks.router)
