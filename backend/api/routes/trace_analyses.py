@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import PlainTextResponse
 
 from backend.api.deps import SessionDep
-from backend.models.trace_views import ComparePublic, FindingsPublic, MemoryPublic, RooflinePublic
+from backend.models.analyses import ComparePublic, FindingsPublic, MemoryPublic, RooflinePublic
 from backend.services import analysis
 
 router = APIRouter(tags=["analyses"])

@@ -16,14 +16,14 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from backend.models import KernelStatRecord, Trace
-from backend.models.kernel_stats import KernelGroupStatRecord
-from backend.models.trace_views import (
+from backend.models.analyses import (
     CategoryDelta,
     ComparePublic,
     HeadlineItem,
     KernelDelta,
     MetricDelta,
 )
+from backend.models.kernel_stats import KernelGroupStatRecord
 from backend.services.analysis import summary_view as sv
 from backend.services.analysis.compare_kernels import KernelMatch, KernelRow, match_kernels
 from backend.services.analysis.compare_report import render_markdown

@@ -1,4 +1,4 @@
-"""API shapes of the trace views: roofline, memory, findings and the A/B comparison.
+"""API shapes of the analyses: roofline, memory, findings and the A/B comparison.
 
 Computed on request from stored events, kernel stats and the trace summary; no tables.
 """
