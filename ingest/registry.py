@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ingest._io import DEFAULT_MAX_DECOMPRESSED
 from ingest.archive import ArchiveMember, extracted, is_archive
-from ingest.detect import detect_format
+from ingest.detect import detect_trace_format
 from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceMeta, flatten
 from ingest.multirank import RankFile, merge_ranks
@@ -115,7 +115,7 @@ def _open(
     source: str,
     tools: ExternalTools | None = None,
 ) -> tuple[TraceMeta, Items]:
-    fmt = detect_format(path, source)
+    fmt = detect_trace_format(path, source)
     parser = PARSERS.get(fmt)
     if parser is None:
         raise UnsupportedFormatError(
@@ -167,7 +167,7 @@ def _parse_members(
     by_format: dict[TraceFormat, list[ArchiveMember]] = {}
     for member in members:
         try:
-            fmt = detect_format(member.path, f"{source}:{member.name}")
+            fmt = detect_trace_format(member.path, f"{source}:{member.name}")
         except UnsupportedFormatError:
             report.warnings.append(f"{member.name}: not a trace, ignored")
             continue
