@@ -73,7 +73,7 @@ t0 = time.perf_counter()
 parsed, aggregator = parse_file(Path(sys.argv[1])), TraceAggregator()
 for _ in aggregator.feed(parsed.items):
     pass
-aggregator.summary(parsed.meta)
+aggregator.summary(parsed.header)
 print(json.dumps({"seconds": time.perf_counter() - t0, "events": aggregator.events,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """

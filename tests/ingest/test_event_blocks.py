@@ -8,20 +8,20 @@ from typing import Any
 
 from ingest import parse_file
 from ingest.aggregate import TraceAggregator
-from ingest.events import Event, EventBlock, EventKind, TraceFormat, TraceMeta, flatten
+from ingest.events import Event, EventBlock, EventKind, TraceFormat, TraceHeader, flatten
 from ingest.summary import SummaryBuilder
 
 REPO = Path(__file__).resolve().parents[2]
 NSYS = sorted((REPO / "tests" / "data" / "nsys").glob("*.sqlite"))
-META = TraceMeta(format=TraceFormat.KINETO)
+META = TraceHeader(format=TraceFormat.KINETO)
 
 
 def _results(aggregator: TraceAggregator, path: Path) -> dict[str, Any]:
-    meta = parse_file(path).meta
+    header = parse_file(path).header
     return {
         "events": aggregator.events, "counts": aggregator.stats.counts,
         "span": (aggregator.stats.start_ns, aggregator.stats.duration_ns),
-        "kernels": aggregator.stats.kernels(), "summary": aggregator.summary(meta),
+        "kernels": aggregator.stats.kernels(), "summary": aggregator.summary(header),
         "groups": aggregator.kernel_groups(),
     }  # fmt: skip
 

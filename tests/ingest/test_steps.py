@@ -131,7 +131,7 @@ def _steps(path: Path) -> dict[str, Any]:
     parsed = parse_file(path)
     aggregator = TraceAggregator()
     aggregator.drain(parsed.items)
-    steps: dict[str, Any] = aggregator.summary(parsed.meta)["steps"]
+    steps: dict[str, Any] = aggregator.summary(parsed.header)["steps"]
     return steps
 
 

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         if show_bar:
             events = _with_bar(events, parsed.report, sys.stderr)
         aggregator.drain(events)
-        summary = aggregator.summary(parsed.meta)
+        summary = aggregator.summary(parsed.header)
     except (IngestError, OSError) as e:
         if show_bar:
             sys.stderr.write("\n")
@@ -56,15 +56,15 @@ def run(args: argparse.Namespace) -> int:
     stats = aggregator.stats
     doc: dict[str, Any] = {
         "file": str(args.file),
-        "format": parsed.meta.format.value,
+        "format": parsed.header.format.value,
         "events": dict(stats.counts),
         "duration_ns": stats.duration_ns,
-        "rank": parsed.meta.rank,
-        "world_size": parsed.meta.world_size,
+        "rank": parsed.header.rank,
+        "world_size": parsed.header.world_size,
         "devices": [
-            {"index": d.index, "name": d.name, **d.properties} for d in parsed.meta.devices
+            {"index": d.index, "name": d.name, **d.properties} for d in parsed.header.devices
         ],
-        "metadata": parsed.meta.metadata,
+        "metadata": parsed.header.metadata,
         "skipped_events": parsed.report.skipped,
         "warnings": parsed.report.warnings,
         "kernels": [k.as_dict() for k in stats.kernels(args.top)],
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(doc, indent=2, default=str))
     else:
-        _print_table(str(args.file), parsed.meta.format.value, stats, args.top)
+        _print_table(str(args.file), parsed.header.format.value, stats, args.top)
     return 0
 
 

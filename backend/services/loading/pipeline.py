@@ -132,7 +132,7 @@ def _store(
         force=True,
     )
     write_timeline_index(conn, trace_id, timeline.finish())
-    summary = aggregator.summary(parsed.meta)  # first: it resolves each kernel's launching op
+    summary = aggregator.summary(parsed.header)  # first: it resolves each kernel's launching op
     store_kernel_stats(
         conn, trace_id=trace_id, kernels=stats.kernels(), groups=aggregator.kernel_groups()
     )
@@ -142,14 +142,14 @@ def _store(
         .values(
             status=TraceStatus.READY,
             error=None,
-            format=parsed.meta.format.value,
+            format=parsed.header.format.value,
             parser_version=PARSER_VERSION,
             schema_version=SCHEMA_VERSION,
             event_counts=dict(stats.counts),
             devices=[
-                {"index": d.index, "name": d.name, **d.properties} for d in parsed.meta.devices
+                {"index": d.index, "name": d.name, **d.properties} for d in parsed.header.devices
             ],
-            trace_metadata=parsed.meta.metadata,
+            trace_metadata=parsed.header.metadata,
             skipped_events=report.skipped,
             warnings=report.warnings,
             start_ns=stats.start_ns,
