@@ -24,7 +24,7 @@ from backend.services.auth.tokens import create_token
 from tests.auth.conftest import MakeClient
 from workers.bench.external import WorkloadError, load_callable
 from workers.cli.serve import build_app
-from workers.tasks.bench import execute_run
+from workers.tasks.benchmarks import execute_run
 
 
 @pytest.mark.parametrize(
