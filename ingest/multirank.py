@@ -65,10 +65,10 @@ def merge_ranks(
         metadata=dict(first.metadata)
         | {"ranks": [{"rank": o[0], "file": o[1].name} for o in opened]},
     )
-    for rank, _, rank_meta, _, _ in opened:
+    for rank, _, rank_header, _, _ in opened:
         header.devices.extend(
             Device(index=d.index, name=d.name, properties=d.properties | {"rank": rank})
-            for d in rank_meta.devices
+            for d in rank_header.devices
         )
     report.bytes_total = sum(o[1].path.stat().st_size for o in opened)
     return header, _chain(opened, report)
