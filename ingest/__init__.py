@@ -1,10 +1,10 @@
-"""Pure trace parsing: files in, normalised events and trace metadata out.
+"""Pure trace parsing: files in, normalised events and a trace header out.
 
 No database, web or queue imports live here, so the parsers run anywhere, including
 `perfdash ingest FILE` with no server.
 
 Public surface: `parse_file`, `ParsedTrace`, `Event`, `EventKind`, `TraceFormat`,
-`TraceMeta`, `Device`, `ParseReport`, `TraceStats`, `KernelStat`, the errors, and
+`TraceHeader`, `Device`, `ParseReport`, `TraceStats`, `KernelStat`, the errors, and
 `SCHEMA_VERSION` / `PARSER_VERSION`.
 """
 
@@ -16,7 +16,7 @@ from ingest.events import (
     EventKind,
     ParseReport,
     TraceFormat,
-    TraceMeta,
+    TraceHeader,
 )
 from ingest.registry import PARSER_VERSION, SUPPORTED_FORMATS, ParsedTrace, parse_file
 from ingest.stats import KernelStat, TraceStats
@@ -35,7 +35,7 @@ __all__ = [
     "ParseReport",
     "ParsedTrace",
     "TraceFormat",
-    "TraceMeta",
+    "TraceHeader",
     "TraceStats",
     "UnsupportedFormatError",
     "parse_file",

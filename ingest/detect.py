@@ -16,7 +16,7 @@ _NCU_HEADERS = ('"ID","Process ID"', '"Process ID","Process Name","Host Name","K
 _KINETO_KEYS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"displayTimeUnit"')
 
 
-def detect_format(path: Path, source: str = "") -> TraceFormat:
+def detect_trace_format(path: Path, source: str = "") -> TraceFormat:
     """Return the trace format of the file at `path`.
 
     Raises:

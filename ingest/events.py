@@ -121,8 +121,12 @@ class Device:
 
 
 @dataclass(slots=True)
-class TraceMeta:
-    """Trace-level facts, filled while the events are read."""
+class TraceHeader:
+    """What is known of the trace as a whole, beside its events, filled while they are read.
+
+    `metadata` is the source's own key/values that perfdash keeps (stored as
+    `traces.trace_metadata`, served as `meta`); the other fields are parsed facts.
+    """
 
     format: TraceFormat
     devices: list[Device] = field(default_factory=list)

@@ -1,4 +1,4 @@
-"""Bounds on what one event may hold, enforced once for every parser in `TraceAnalysis.feed`.
+"""Bounds on what one event may hold, enforced once for every parser in `TraceAggregator.feed`.
 
 A trace is user input that is well-formed but hostile: a kernel name of 40 MB, NUL
 characters (PostgreSQL text cannot hold them), `ts: 1e300` or nsys rows at the ends of

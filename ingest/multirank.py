@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.errors import ParseError
-from ingest.events import Device, Event, ParseReport, TraceMeta
+from ingest.events import Device, Event, ParseReport, TraceHeader
 
 _RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
-Opener = Callable[[Path, ParseReport, str], tuple[TraceMeta, Iterator[Event]]]
+Opener = Callable[[Path, ParseReport, str], tuple[TraceHeader, Iterator[Event]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,24 +31,24 @@ class RankFile:
 
 def merge_ranks(
     files: list[RankFile], report: ParseReport, open_file: Opener, source: str
-) -> tuple[TraceMeta, Iterator[Event]]:
+) -> tuple[TraceHeader, Iterator[Event]]:
     """Open every rank file and chain their events, each stamped with its rank.
 
     Raises:
         ParseError: two files claim the same rank, or the files disagree on the world size.
     """
-    opened: list[tuple[int, RankFile, TraceMeta, Iterator[Event], ParseReport]] = []
+    opened: list[tuple[int, RankFile, TraceHeader, Iterator[Event], ParseReport]] = []
     claimed: dict[int, str] = {}
     for position, file in enumerate(sorted(files, key=lambda f: f.name)):
         sub = ParseReport()
-        meta, events = open_file(file.path, sub, f"{source}:{file.name}")
-        rank = meta.rank if meta.rank is not None else _rank_from_name(file.name, position)
+        header, events = open_file(file.path, sub, f"{source}:{file.name}")
+        rank = header.rank if header.rank is not None else _rank_from_name(file.name, position)
         if rank in claimed:
             raise ParseError(
                 f"two files claim rank {rank}: {claimed[rank]} and {file.name}", source=source
             )
         claimed[rank] = file.name
-        opened.append((rank, file, meta, events, sub))
+        opened.append((rank, file, header, events, sub))
     opened.sort(key=lambda o: o[0])
     worlds = {o[2].world_size for o in opened if o[2].world_size is not None}
     if len(worlds) > 1:
@@ -57,7 +57,7 @@ def merge_ranks(
             source=source,
         )
     first = opened[0][2]
-    meta = TraceMeta(
+    header = TraceHeader(
         format=first.format,
         rank=None,
         world_size=worlds.pop() if worlds else len(opened),
@@ -65,13 +65,13 @@ def merge_ranks(
         metadata=dict(first.metadata)
         | {"ranks": [{"rank": o[0], "file": o[1].name} for o in opened]},
     )
-    for rank, _, rank_meta, _, _ in opened:
-        meta.devices.extend(
+    for rank, _, rank_header, _, _ in opened:
+        header.devices.extend(
             Device(index=d.index, name=d.name, properties=d.properties | {"rank": rank})
-            for d in rank_meta.devices
+            for d in rank_header.devices
         )
     report.bytes_total = sum(o[1].path.stat().st_size for o in opened)
-    return meta, _chain(opened, report)
+    return header, _chain(opened, report)
 
 
 def _rank_from_name(name: str, position: int) -> int:
@@ -80,7 +80,7 @@ def _rank_from_name(name: str, position: int) -> int:
 
 
 def _chain(
-    opened: list[tuple[int, RankFile, TraceMeta, Iterator[Event], ParseReport]],
+    opened: list[tuple[int, RankFile, TraceHeader, Iterator[Event], ParseReport]],
     report: ParseReport,
 ) -> Iterator[Event]:
     done_bytes = 0

@@ -12,16 +12,16 @@ from pathlib import Path
 
 from ingest._io import DEFAULT_MAX_DECOMPRESSED
 from ingest.archive import ArchiveMember, extracted, is_archive
-from ingest.detect import detect_format
+from ingest.detect import detect_trace_format
 from ingest.errors import ParseError, UnsupportedFormatError
-from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceMeta, flatten
+from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceHeader, flatten
 from ingest.multirank import RankFile, merge_ranks
 from ingest.parsers import kineto, ncu, nsys, rocprof
 from ingest.tools import ExternalTools
 
 PARSER_VERSION = "2"
 Items = Iterator[Event | EventBlock]
-Parser = Callable[..., tuple[TraceMeta, Items]]
+Parser = Callable[..., tuple[TraceHeader, Items]]
 PARSERS: dict[TraceFormat, Parser] = {
     TraceFormat.KINETO: kineto.parse,
     TraceFormat.NSYS_SQLITE: nsys.parse,
@@ -32,7 +32,7 @@ PARSERS: dict[TraceFormat, Parser] = {
 TOOL_FORMATS = frozenset({TraceFormat.NSYS_SQLITE, TraceFormat.NCU_CSV})
 # Formats whose output is a folder of files read together (an archive of one is one trace):
 # `parser(folder, members, report, *, max_bytes, source)`.
-FolderParser = Callable[..., tuple[TraceMeta, Items]]
+FolderParser = Callable[..., tuple[TraceHeader, Items]]
 FOLDER_PARSERS: dict[TraceFormat, FolderParser] = dict.fromkeys(
     rocprof.FORMATS, rocprof.parse_members
 )
@@ -52,7 +52,7 @@ class ParsedTrace:
     folder, also when the events were never read.
     """
 
-    meta: TraceMeta
+    header: TraceHeader
     items: Items
     report: ParseReport = field(default_factory=ParseReport)
     events: Iterator[Event] = field(init=False)
@@ -103,8 +103,8 @@ def parse_file(
     if is_archive(path):
         scratch = max_bytes if scratch_bytes is None else scratch_bytes
         return _parse_archive(path, report, max_bytes=max_bytes, scratch=scratch, source=source)
-    meta, events = _open(path, report, max_bytes=max_bytes, source=source, tools=tools)
-    return ParsedTrace(meta=meta, items=events, report=report)
+    header, events = _open(path, report, max_bytes=max_bytes, source=source, tools=tools)
+    return ParsedTrace(header=header, items=events, report=report)
 
 
 def _open(
@@ -114,8 +114,8 @@ def _open(
     max_bytes: int,
     source: str,
     tools: ExternalTools | None = None,
-) -> tuple[TraceMeta, Items]:
-    fmt = detect_format(path, source)
+) -> tuple[TraceHeader, Items]:
+    fmt = detect_trace_format(path, source)
     parser = PARSERS.get(fmt)
     if parser is None:
         raise UnsupportedFormatError(
@@ -123,10 +123,10 @@ def _open(
             f"supported: {', '.join(f.value for f in SUPPORTED_FORMATS)}"
         )
     extra = {"tools": tools} if fmt in TOOL_FORMATS else {}
-    meta, events = parser(path, report, max_bytes=max_bytes, source=source, **extra)
-    if meta.rank is not None:
-        return meta, _stamp_rank(events, meta.rank)
-    return meta, events
+    header, events = parser(path, report, max_bytes=max_bytes, source=source, **extra)
+    if header.rank is not None:
+        return header, _stamp_rank(events, header.rank)
+    return header, events
 
 
 def _stamp_rank(events: Items, rank: int) -> Iterator[Event]:
@@ -154,20 +154,20 @@ def _parse_archive(
                 max_files=ARCHIVE_MAX_FILES,
             )
         )
-        meta, events = _parse_members(members, report, max_bytes=max_bytes, source=source)
+        header, events = _parse_members(members, report, max_bytes=max_bytes, source=source)
     except BaseException:
         stack.close()
         raise
-    return ParsedTrace(meta=meta, items=_closing(events, stack), report=report, scratch=stack)
+    return ParsedTrace(header=header, items=_closing(events, stack), report=report, scratch=stack)
 
 
 def _parse_members(
     members: list[ArchiveMember], report: ParseReport, *, max_bytes: int, source: str
-) -> tuple[TraceMeta, Items]:
+) -> tuple[TraceHeader, Items]:
     by_format: dict[TraceFormat, list[ArchiveMember]] = {}
     for member in members:
         try:
-            fmt = detect_format(member.path, f"{source}:{member.name}")
+            fmt = detect_trace_format(member.path, f"{source}:{member.name}")
         except UnsupportedFormatError:
             report.warnings.append(f"{member.name}: not a trace, ignored")
             continue
@@ -193,9 +193,9 @@ def _parse_members(
             source=source,
         )
 
-    def open_rank(p: Path, sub: ParseReport, name: str) -> tuple[TraceMeta, Iterator[Event]]:
-        meta, items = _open(p, sub, max_bytes=max_bytes, source=name)
-        return meta, flatten(items)
+    def open_rank(p: Path, sub: ParseReport, name: str) -> tuple[TraceHeader, Iterator[Event]]:
+        header, items = _open(p, sub, max_bytes=max_bytes, source=name)
+        return header, flatten(items)
 
     ranks = [RankFile(m.name, m.path) for m in files]
     return merge_ranks(ranks, report, open_rank, source)

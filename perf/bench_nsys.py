@@ -8,7 +8,7 @@ Rows, each in a fresh process (events/s = events / wall seconds; RSS = the child
 - `ingest SQLite` / `ingest PostgreSQL`: the product path end to end: `accept_upload` (blob
   store) + `ingest_trace` (detect, parse, bulk insert, stats, summary, timeline index, kernel
   stats, status `ready`, commit);
-- `parse + analysis`: `parse_file(...).items` through `TraceAnalysis.feed` and the summary,
+- `parse + analysis`: `parse_file(...).items` through `TraceAggregator.feed` and the summary,
   no database: the product's Python work before any row is written;
 - anchors, not the product: `floor: sqlite3 read` iterates the same SELECTs with the stdlib
   driver and builds nothing (the floor of any path that reads the rows in Python);
@@ -68,13 +68,13 @@ _PARSE = r"""
 import json, resource, sys, time
 from pathlib import Path
 from ingest import parse_file
-from ingest.analysis import TraceAnalysis
+from ingest.aggregate import TraceAggregator
 t0 = time.perf_counter()
-parsed, analysis = parse_file(Path(sys.argv[1])), TraceAnalysis()
-for _ in analysis.feed(parsed.items):
+parsed, aggregator = parse_file(Path(sys.argv[1])), TraceAggregator()
+for _ in aggregator.feed(parsed.items):
     pass
-analysis.summary(parsed.meta)
-print(json.dumps({"seconds": time.perf_counter() - t0, "events": analysis.events,
+aggregator.summary(parsed.header)
+print(json.dumps({"seconds": time.perf_counter() - t0, "events": aggregator.events,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 

@@ -74,7 +74,7 @@ def bench(path: Path) -> tuple[int, float, float, float]:
         builders.append(builder)
 
     add_s = _best(add)
-    finish_s = _best(lambda: (builders[-1].finish(parsed.meta), builders[-1].kernel_groups()), 1)
+    finish_s = _best(lambda: (builders[-1].finish(parsed.header), builders[-1].kernel_groups()), 1)
     return len(events), _best(anchor), add_s, finish_s
 
 

@@ -12,7 +12,7 @@ from backend.core.config import get_settings
 from backend.core.db import get_engine
 
 app = Celery(
-    "perfdash", include=["workers.tasks.ingest", "workers.tasks.alerts", "workers.tasks.bench"]
+    "perfdash", include=["workers.tasks.ingest", "workers.tasks.alerts", "workers.tasks.benchmarks"]
 )
 app.conf.update(celery_config(get_settings()))
 

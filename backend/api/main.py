@@ -9,8 +9,8 @@ from backend.api.routes import (
     metrics,
     slas,
     timeline,
-    trace_analysis,
-    trace_views,
+    trace_aggregates,
+    trace_analyses,
     traces,
     webhooks,
 )
@@ -20,12 +20,12 @@ from backend.services.auth.permissions import READ
 api_router = APIRouter(prefix="/api/v1", dependencies=[Depends(require(READ))])
 api_router.include_router(me.router)
 api_router.include_router(traces.router)
-api_router.include_router(trace_analysis.router)
-api_router.include_router(trace_views.router)
+api_router.include_router(trace_aggregates.router)
+api_router.include_router(trace_analyses.router)
 api_router.include_router(metrics.router)
 api_router.include_router(slas.router)
 api_router.include_router(webhooks.router)
 api_router.include_router(timeline.router)
 api_router.include_router(benchmarks.router)
-api_router.include_router(benchmarks.runs_router)
+api_router.include_router(benchmarks.benchmark_runs_router)
 api_router.include_router(benchmarks.runners_router)

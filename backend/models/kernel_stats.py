@@ -13,6 +13,12 @@ from enum import StrEnum
 from sqlalchemy import JSON, BigInteger, Column, ForeignKey, String, Text
 from sqlmodel import Field, SQLModel
 
+# The one meaning of `pct` on kernel rows; pages label it "% of kernel time".
+PCT_DESCRIPTION = (
+    "Share of the trace's kernel time (the sum of every kernel's duration), in percent: "
+    "not of the GPU span or busy time."
+)
+
 
 class KernelGroupBy(StrEnum):
     """How `/kernels` groups its rows; `name` reads `kernel_stats`, the rest the group table."""
@@ -42,7 +48,7 @@ class KernelStatBase(SQLModel):
     mean_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
     min_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
     max_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
-    pct: float
+    pct: float = Field(description=PCT_DESCRIPTION)
     p50_ns: int | None = Field(default=None, sa_column=Column(BigInteger))
     p95_ns: int | None = Field(default=None, sa_column=Column(BigInteger))
     category: str | None = Field(default=None, sa_column=Column(String(16)))
@@ -81,7 +87,7 @@ class KernelGroupStatBase(SQLModel):
     max_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
     p50_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
     p95_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
-    pct: float
+    pct: float = Field(description=PCT_DESCRIPTION)
 
 
 class KernelGroupStatRecord(KernelGroupStatBase, table=True):

@@ -21,6 +21,8 @@ from pydantic import BaseModel
 from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, SmallInteger, Table
 from sqlmodel import Field, SQLModel
 
+from backend.models.kernel_stats import PCT_DESCRIPTION
+
 
 def table_of(model: type[SQLModel]) -> Table:
     """The Core table of a SQLModel class, for typed Core queries (SQLModel leaves
@@ -279,7 +281,7 @@ class KernelStatsRow(SQLModel):
     mean_ns: int
     min_ns: int
     max_ns: int
-    pct: float
+    pct: float = Field(description=PCT_DESCRIPTION)
 
 
 class EventDetail(SQLModel):

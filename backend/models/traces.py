@@ -44,6 +44,7 @@ class Trace(TraceBase, table=True):
     devices: list[dict[str, Any]] = Field(
         default_factory=list, sa_column=Column(JSON, nullable=False)
     )
+    # `TraceHeader.metadata`; `metadata` itself is taken by SQLAlchemy, and the API says `meta`.
     trace_metadata: dict[str, Any] = Field(
         default_factory=dict, sa_column=Column(JSON, nullable=False)
     )
@@ -77,7 +78,9 @@ class TracePublic(TraceBase):
     size_bytes: int
     event_counts: dict[str, int]
     devices: list[dict[str, Any]]
-    meta: dict[str, Any]
+    meta: dict[str, Any] = Field(
+        description="The source's own metadata that ingest kept (`traces.trace_metadata`)."
+    )
     skipped_events: int
     warnings: list[str]
     duration_ns: int | None

@@ -61,7 +61,7 @@ KNOWN: dict[str, tuple[str, Callable[[Any], str]]] = {
     "max_ns": ("Max", format_duration_ns),
     "p50_ns": ("p50", format_duration_ns),
     "p95_ns": ("p95", format_duration_ns),
-    "pct": ("% of GPU time", format_pct),
+    "pct": ("% of kernel time", format_pct),
     "grid": ("Grid", _dims),
     "block": ("Block", _dims),
     "registers_per_thread": ("Registers", _num),

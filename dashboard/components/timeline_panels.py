@@ -136,7 +136,8 @@ def detail_panel(detail: EventDetail) -> Component:
             _row(
                 "kernel stats",
                 f"{format_count(stats['count'])} calls · total "
-                f"{format_duration_ns(stats['total_ns'])} ({format_pct(stats['pct'])}) · mean "
+                f"{format_duration_ns(stats['total_ns'])} "
+                f"({format_pct(stats['pct'])} of kernel time) · mean "
                 f"{format_duration_ns(stats['mean_ns'])} · min "
                 f"{format_duration_ns(stats['min_ns'])} · max "
                 f"{format_duration_ns(stats['max_ns'])}",

@@ -95,7 +95,7 @@ def kernel_delta_figure(deltas: Sequence[JSON], basis: str, top_n: int = TOP_N) 
         return empty_figure("No kernel changed")
     colors = [_color(d["better"]) for d in rows]
     labels = [kernel_label(d) for d in rows]
-    return _bars(rows, labels, colors, basis, _axis_title(basis, "GPU kernel time"))
+    return _bars(rows, labels, colors, basis, _axis_title(basis, "kernel time"))
 
 
 def category_delta_figure(categories: Sequence[JSON], basis: str) -> go.Figure:
@@ -105,4 +105,4 @@ def category_delta_figure(categories: Sequence[JSON], basis: str) -> go.Figure:
         return empty_figure("Neither trace recorded a GPU time split")
     colors = [_color(c["better"]) for c in rows]
     labels = [c["label"] for c in rows]
-    return _bars(rows, labels, colors, basis, _axis_title(basis, "GPU time"))
+    return _bars(rows, labels, colors, basis, _axis_title(basis, "the GPU span"))

@@ -14,7 +14,7 @@ from dash.development.base_component import Component
 from dashboard.api.benchmarks import BenchRun, ResultPoint, get_run
 from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice, status_badge
-from dashboard.components.bench_tables import clocks_table, data_attr, kv_table, metrics_table
+from dashboard.components.benchmark_tables import clocks_table, data_attr, kv_table, metrics_table
 from dashboard.figures.benchmarks import samples_histogram
 from dashboard.format import format_timestamp
 

@@ -15,7 +15,7 @@ from dash.development.base_component import Component
 from dashboard.api.benchmarks import BenchRun, BenchSpec, get_spec, list_runs, request_run
 from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice
-from dashboard.components.bench_tables import kv_table, runs_table
+from dashboard.components.benchmark_tables import kv_table, runs_table
 from dashboard.figures.benchmarks import primary_metric, scaling_figure
 
 # Dash ships no annotations for register_page.

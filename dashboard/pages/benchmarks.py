@@ -15,7 +15,7 @@ from dash import ALL, Input, Output, callback, ctx, dcc, html
 from dashboard.api.benchmarks import BenchSpec, Runner, list_runners, list_specs, request_run
 from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice
-from dashboard.components.bench_tables import data_attr
+from dashboard.components.benchmark_tables import data_attr
 from dashboard.components.status_badge import status_badge
 from dashboard.format import format_timestamp
 

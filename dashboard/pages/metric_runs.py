@@ -1,4 +1,9 @@
-"""`/runs`: recent metric pushes with their points and SLA verdicts, newest first."""
+"""`/runs`: recent metric runs with their points and SLA verdicts, newest first.
+
+A metric run is what a push stores per (project, benchmark, run key). The page says
+"Metric runs", not "Runs": a benchmark run (the Benchmarks pages) is one execution of a
+spec, which pushes metric runs of its own.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from dashboard.components import notice
 from dashboard.components.sla_tile import ago, fmt_value
 
 dash.register_page(  # type: ignore[no-untyped-call]
-    __name__, path="/runs", title="Runs · perfdash", name="Runs", order=22
+    __name__, path="/runs", title="Metric runs · perfdash", name="Metric runs", order=22
 )
 
 
@@ -61,7 +66,7 @@ def layout(project: str | None = None, **_query: str) -> html.Div:
     try:
         runs = list_runs(current_client(), project=project, limit=100)
     except ApiError as e:
-        return html.Div(notice(f"Could not load runs: {e.detail}", "error"))
+        return html.Div(notice(f"Could not load metric runs: {e.detail}", "error"))
     head = ["when", "project", "benchmark", "commit", "branch", "GPU", "metrics", "verdicts", ""]
     table = html.Table(
         [
@@ -72,7 +77,7 @@ def layout(project: str | None = None, **_query: str) -> html.Div:
     )
     return html.Div(
         [
-            html.H1("Runs", className="page-title"),
+            html.H1("Metric runs", className="page-title"),
             html.Div(f"{runs['count']} runs pushed", className="muted"),
             html.Section(
                 table if runs["items"] else notice("No runs pushed yet.", "info"), className="card"

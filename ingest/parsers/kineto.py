@@ -15,7 +15,7 @@ from sys import intern
 from typing import Any
 
 from ingest._io import ByteStream
-from ingest.events import Device, Event, EventKind, ParseReport, TraceFormat, TraceMeta
+from ingest.events import Device, Event, EventKind, ParseReport, TraceFormat, TraceHeader
 from ingest.parsers._json_stream import TraceArray, open_trace_array
 
 CATEGORY_KINDS: dict[str, EventKind] = {
@@ -71,7 +71,7 @@ DEVICE_PROPERTY_KEYS = frozenset(
 
 def parse(
     path: Path, report: ParseReport, *, max_bytes: int, source: str
-) -> tuple[TraceMeta, Iterator[Event]]:
+) -> tuple[TraceHeader, Iterator[Event]]:
     """Read a Kineto trace, streaming its events in bounded memory.
 
     Args:
@@ -81,7 +81,7 @@ def parse(
         source: the file name shown in errors.
 
     Returns:
-        The trace metadata (read from the keys before and after `traceEvents`) and an
+        The trace header (read from the keys before and after `traceEvents`) and an
         iterator over normalised events.
 
     Raises:
@@ -91,21 +91,21 @@ def parse(
     stream = ByteStream(path, max_bytes=max_bytes, source=source)
     report.bytes_total = stream.raw_total
     array = open_trace_array(stream)
-    meta = _read_meta(array.top)
-    return meta, _iter_events(array, stream, meta.base_time_ns or 0, report)
+    header = _read_header(array.top)
+    return header, _iter_events(array, stream, header.base_time_ns or 0, report)
 
 
-def _read_meta(doc: dict[str, Any]) -> TraceMeta:
-    meta = TraceMeta(format=TraceFormat.KINETO)
+def _read_header(doc: dict[str, Any]) -> TraceHeader:
+    header = TraceHeader(format=TraceFormat.KINETO)
     base = doc.get("baseTimeNanoseconds")
-    meta.base_time_ns = base if isinstance(base, int) and not isinstance(base, bool) else None
-    meta.metadata = {k: v for k, v in doc.items() if k in KEPT_METADATA}
+    header.base_time_ns = base if isinstance(base, int) and not isinstance(base, bool) else None
+    header.metadata = {k: v for k, v in doc.items() if k in KEPT_METADATA}
     props_list = doc.get("deviceProperties") or doc.get("computeProperties") or []
     for i, props in enumerate(props_list if isinstance(props_list, list) else []):
         if isinstance(props, dict):
             kept = {k: v for k, v in props.items() if k in DEVICE_PROPERTY_KEYS}
             index = kept.get("id", i)
-            meta.devices.append(
+            header.devices.append(
                 Device(
                     index=index if isinstance(index, int) else i,
                     name=str(kept.get("name", "")),
@@ -115,9 +115,9 @@ def _read_meta(doc: dict[str, Any]) -> TraceMeta:
     dist = doc.get("distributedInfo")
     if isinstance(dist, dict):
         rank, world = dist.get("rank"), dist.get("world_size")
-        meta.rank = rank if isinstance(rank, int) else None
-        meta.world_size = world if isinstance(world, int) else None
-    return meta
+        header.rank = rank if isinstance(rank, int) else None
+        header.world_size = world if isinstance(world, int) else None
+    return header
 
 
 def _iter_events(

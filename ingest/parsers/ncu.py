@@ -8,7 +8,7 @@ ignored and listed once in the report's warnings.
 
 Each kernel launch becomes one kernel event. ncu replays launches one at a time and records
 no timestamps, so ``start_ns`` is the launch's place on a serialised timeline (the sum of
-the durations before it), and ``TraceMeta.metadata["timeline"]`` is False so that nothing
+the durations before it), and ``TraceHeader.metadata["timeline"]`` is False so that nothing
 timeline-derived (utilisation, idle time, overlap) is computed from it. A per-kernel summary
 row becomes one event whose numbers are the averages over its ``invocations`` (also in args,
 with ``duration_min_ns`` and ``duration_max_ns``); the kernel stats count it as that many
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.errors import ParseError
-from ingest.events import Device, Event, EventKind, ParseReport, TraceFormat, TraceMeta
+from ingest.events import Device, Event, EventKind, ParseReport, TraceFormat, TraceHeader
 from ingest.parsers import _ncu_csv as table
 from ingest.parsers._ncu_metrics import derived_peaks, device_peaks, launch_args
 from ingest.tools import (
@@ -60,7 +60,7 @@ def parse(
     max_bytes: int,
     source: str,
     tools: ExternalTools | None = None,
-) -> tuple[TraceMeta, Iterator[Event]]:
+) -> tuple[TraceHeader, Iterator[Event]]:
     """Read an Nsight Compute CSV (or an ``.ncu-rep``, through ``ncu --import``).
 
     Args:
@@ -71,7 +71,7 @@ def parse(
         tools: where the worker's ``ncu`` is, for ``.ncu-rep`` uploads.
 
     Returns:
-        The trace metadata (devices fill in as the events are read) and the events.
+        The trace header (devices fill in as the events are read) and the events.
 
     Raises:
         UnsupportedFormatError: an ``.ncu-rep`` with no ``ncu`` configured.
@@ -86,14 +86,14 @@ def parse(
         remove_workdir(workdir)
         raise
     # The serial "timeline" is made up: no time split or gap may be derived from it.
-    meta = TraceMeta(
+    header = TraceHeader(
         format=TraceFormat.NCU_CSV, metadata={"ncu_page": opened.page, "timeline": False}
     )
-    return meta, _events(opened, meta, report, workdir)
+    return header, _events(opened, header, report, workdir)
 
 
 def _events(
-    opened: table.OpenedCsv, meta: TraceMeta, report: ParseReport, workdir: Path | None
+    opened: table.OpenedCsv, header: TraceHeader, report: ParseReport, workdir: Path | None
 ) -> Iterator[Event]:
     devices: dict[int, Device] = {}
     clock = 0
@@ -104,7 +104,7 @@ def _events(
                 continue
             clock += event.dur_ns
             _note_device(devices, launch)
-            meta.devices = [devices[i] for i in sorted(devices)]
+            header.devices = [devices[i] for i in sorted(devices)]
             yield event
     finally:
         opened.close()

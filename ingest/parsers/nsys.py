@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ingest.errors import ParseError, UnsupportedFormatError
-from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceMeta
+from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceHeader
 from ingest.parsers import _nsys_events as tables
 from ingest.parsers import _nsys_schema as schema
 from ingest.parsers._sqlite import TextBudget, check_tables
@@ -54,7 +54,7 @@ def parse(
     max_bytes: int,
     source: str,
     tools: ExternalTools | None = None,
-) -> tuple[TraceMeta, Iterator[Event | EventBlock]]:
+) -> tuple[TraceHeader, Iterator[Event | EventBlock]]:
     """Read an Nsight Systems sqlite export (or an ``.nsys-rep``, through ``nsys export``).
 
     Args:
@@ -66,7 +66,7 @@ def parse(
         tools: where the worker's ``nsys`` is, for ``.nsys-rep`` uploads.
 
     Returns:
-        The trace metadata and an iterator over normalised events (the runtime and driver
+        The trace header and an iterator over normalised events (the runtime and driver
         calls, most of a large export, as `EventBlock` columns).
 
     Raises:
@@ -78,27 +78,27 @@ def parse(
     path, workdir = readable_file(path, source, tools, is_nsys_report, export_nsys_sqlite)
     try:
         conn = schema.open_readonly(path, source)
-        meta, plan = _prepare(conn, source, report)
+        header, plan = _prepare(conn, source, report)
     except BaseException:
         remove_workdir(workdir)
         raise
     report.bytes_total = path.stat().st_size
-    return meta, _events(conn, plan, report, source, workdir, max_bytes)
+    return header, _events(conn, plan, report, source, workdir, max_bytes)
 
 
 def _prepare(
     conn: sqlite3.Connection, source: str, report: ParseReport
-) -> tuple[TraceMeta, list[tuple[str, set[str]]]]:
+) -> tuple[TraceHeader, list[tuple[str, set[str]]]]:
     """Check the schema and read the metadata; return which tables to read, with columns."""
     try:
         present = schema.tables(conn)
         meta_table = schema.check_export(present, source)
-        meta = TraceMeta(format=TraceFormat.NSYS_SQLITE)
-        meta.metadata = dict(schema.read_metadata(conn, meta_table, source))
+        header = TraceHeader(format=TraceFormat.NSYS_SQLITE)
+        header.metadata = dict(schema.read_metadata(conn, meta_table, source))
         start = schema.session_start_ns(conn, present)
         if start is not None:
-            meta.metadata["session_start_utc_ns"] = start
-        meta.devices = schema.read_devices(conn, present)
+            header.metadata["session_start_utc_ns"] = start
+        header.devices = schema.read_devices(conn, present)
         plan = [(t, schema.columns(conn, t)) for t in READERS if t in present]
         check_tables(conn, [*schema.READ_TABLES, *READERS], source)
     except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
@@ -119,7 +119,7 @@ def _prepare(
             )
     if not plan:
         tables.warn(report, "the export holds no CUDA or NVTX activity tables")
-    return meta, plan
+    return header, plan
 
 
 def _events(

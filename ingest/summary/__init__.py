@@ -1,6 +1,6 @@
 """Trace-level summaries computed once while events stream past (owner: trace views, #6).
 
-`SummaryBuilder.add(event)` is called for every event, in file order, and `finish(meta)`
+`SummaryBuilder.add(event)` is called for every event, in file order, and `finish(header)`
 returns the JSON-ready `Summary` (see `shape`) stored in `traces.summary`, served by
 `GET /api/v1/traces/{id}/summary` and printed by `perfdash ingest --json`.
 

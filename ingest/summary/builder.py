@@ -15,7 +15,7 @@ from typing import Any
 
 from ingest.classify import FUSION_RULE, fusion_pattern, is_host_sync, phase_of
 from ingest.distribution import distribution
-from ingest.events import Event, EventBlock, EventKind, TraceMeta
+from ingest.events import Event, EventBlock, EventKind, TraceHeader
 from ingest.stats import KernelGroupStat, TraceStats
 from ingest.summary.annotations import AnnotationTrack, merge
 from ingest.summary.comm import CommTrack
@@ -99,14 +99,14 @@ class SummaryBuilder:
             self.stats.add_block(block)
         self._cpu.add_runtime_block(block)
 
-    def finish(self, meta: TraceMeta) -> dict[str, Any]:
-        """The JSON-ready `Summary` of everything added (`meta` is the trace's metadata)."""
+    def finish(self, header: TraceHeader) -> dict[str, Any]:
+        """The JSON-ready `Summary` of everything added (`header`: the trace's header)."""
         devices, gaps = self._devices()
         questions = [(rank, t) for (rank, _), gap_list in gaps.items() for _, t in gap_list]
         parents, context = self._cpu.sweep(questions)
         runtime = self._runtime_index()
         launch = self._launch(parents, runtime)
-        timeline = has_timeline(meta)
+        timeline = has_timeline(header)
         if not timeline:
             for device in devices:
                 device["time"] = None
@@ -280,10 +280,10 @@ class SummaryBuilder:
         }
 
 
-def has_timeline(meta: TraceMeta) -> bool:
+def has_timeline(header: TraceHeader) -> bool:
     """Whether the events' times are real; a parser that lays events on a made-up serial
     timeline (Nsight Compute) sets `metadata["timeline"] = False`."""
-    return meta.metadata.get("timeline") is not False
+    return header.metadata.get("timeline") is not False
 
 
 def _idle_gaps(

@@ -24,7 +24,7 @@ from tests.auth.conftest import MakeClient
 from tests.factories import token_headers
 from workers.bench.external import WorkloadError, load_callable
 from workers.cli.serve import build_app
-from workers.tasks.bench import execute_run
+from workers.tasks.benchmarks import execute_run
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from workers.bench.launcher import _read
 from workers.bench.points import memory_points, rate_points
 from workers.bench.stats import percentile, summarize
 from workers.bench.sweep import expand_sweep, point_label
-from workers.cli.bench import load_specs
+from workers.cli.benchmarks import load_specs
 
 T0 = datetime(2026, 11, 30, 2, 59, tzinfo=UTC)
 

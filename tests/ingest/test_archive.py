@@ -268,7 +268,7 @@ def test_closing_an_unread_parse_removes_the_extracted_folder(
     torch = Path(__file__).resolve().parents[1] / "data" / "torch"
     path = _zip(tmp_path / "run.zip", {"r0.pt.trace.json.gz": (torch / TRACE).read_bytes()})
     with parse_file(path) as parsed:
-        assert parsed.meta is not None
+        assert parsed.header is not None
         assert len(list(scratch.iterdir())) == 1
     assert list(scratch.iterdir()) == []
 

@@ -7,22 +7,22 @@ from pathlib import Path
 from typing import Any
 
 from ingest import parse_file
-from ingest.analysis import TraceAnalysis
-from ingest.events import Event, EventBlock, EventKind, TraceFormat, TraceMeta, flatten
+from ingest.aggregate import TraceAggregator
+from ingest.events import Event, EventBlock, EventKind, TraceFormat, TraceHeader, flatten
 from ingest.summary import SummaryBuilder
 
 REPO = Path(__file__).resolve().parents[2]
 NSYS = sorted((REPO / "tests" / "data" / "nsys").glob("*.sqlite"))
-META = TraceMeta(format=TraceFormat.KINETO)
+META = TraceHeader(format=TraceFormat.KINETO)
 
 
-def _results(analysis: TraceAnalysis, path: Path) -> dict[str, Any]:
-    meta = parse_file(path).meta
+def _results(aggregator: TraceAggregator, path: Path) -> dict[str, Any]:
+    header = parse_file(path).header
     return {
-        "events": analysis.events, "counts": analysis.stats.counts,
-        "span": (analysis.stats.start_ns, analysis.stats.duration_ns),
-        "kernels": analysis.stats.kernels(), "summary": analysis.summary(meta),
-        "groups": analysis.kernel_groups(),
+        "events": aggregator.events, "counts": aggregator.stats.counts,
+        "span": (aggregator.stats.start_ns, aggregator.stats.duration_ns),
+        "kernels": aggregator.stats.kernels(), "summary": aggregator.summary(header),
+        "groups": aggregator.kernel_groups(),
     }  # fmt: skip
 
 
@@ -32,7 +32,7 @@ def test_nsys_blocks_feed_the_same_aggregates_as_their_events() -> None:
         items = list(parse_file(path).items)
         blocks = [i for i in items if isinstance(i, EventBlock)]
         assert blocks and all(b.kind is EventKind.RUNTIME for b in blocks), path.name
-        by_block, by_event = TraceAnalysis(), TraceAnalysis()
+        by_block, by_event = TraceAggregator(), TraceAggregator()
         assert list(by_block.feed(items)) == items
         by_event.drain(flatten(iter(items)))
         assert (

@@ -57,7 +57,7 @@ def test_h200_trace_matches_sums_over_its_raw_json() -> None:
     assert [(k.name, k.count, k.total_ns) for k in stats.kernels()] == [
         (k["name"], k["count"], k["total_ns"]) for k in expected["kernels"]
     ]
-    assert parsed.meta.devices[0].name == "NVIDIA H200"
+    assert parsed.header.devices[0].name == "NVIDIA H200"
     assert parsed.report.skipped == 0
 
 
@@ -117,10 +117,10 @@ def test_environment_like_metadata_is_not_kept(tmp_path: Path) -> None:
         "deviceProperties": [{"id": 0, "name": "NVIDIA H200", "secret": "s", "numSms": 132}],
     }
     _, (parsed, events) = _stats(_write(tmp_path, doc))
-    assert parsed.meta.metadata == {"cupti_version": 24}
-    assert parsed.meta.devices[0].properties == {"id": 0, "name": "NVIDIA H200", "numSms": 132}
+    assert parsed.header.metadata == {"cupti_version": 24}
+    assert parsed.header.devices[0].properties == {"id": 0, "name": "NVIDIA H200", "numSms": 132}
     assert events[0].args is None
-    assert "hunter2" not in repr(parsed.meta) + repr(events)
+    assert "hunter2" not in repr(parsed.header) + repr(events)
 
 
 def test_decimal_exact_totals_for_fractional_durations(tmp_path: Path) -> None:

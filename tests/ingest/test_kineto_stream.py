@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ingest import EventKind, ParseError, TraceStats, parse_file
-from ingest.analysis import TraceAnalysis
+from ingest.aggregate import TraceAggregator
 from ingest.parsers import _json_stream
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,9 +49,9 @@ def _write(path: Path, data: bytes) -> Path:
 
 
 def _kernel_table(path: Path) -> list[tuple[str, int, int]]:
-    analysis = TraceAnalysis()
-    analysis.drain(parse_file(path).events)
-    return [(k.name, k.count, k.total_ns) for k in analysis.stats.kernels()]
+    aggregator = TraceAggregator()
+    aggregator.drain(parse_file(path).events)
+    return [(k.name, k.count, k.total_ns) for k in aggregator.stats.kernels()]
 
 
 def _key_averages_kernels(path: Path, kernel_names: set[str]) -> dict[str, tuple[int, float]]:
@@ -138,7 +138,7 @@ def test_base_time_written_after_the_events_is_applied(tmp_path: Path) -> None:
         b'"traceName": "t"', b'"traceName": "t", "baseTimeNanoseconds": 1700000000000000000'
     )
     parsed = parse_file(_write(tmp_path / "t.json.gz", text))
-    assert parsed.meta.base_time_ns == 1_700_000_000_000_000_000
+    assert parsed.header.base_time_ns == 1_700_000_000_000_000_000
     assert next(parsed.events).start_ns == 1_700_000_000_000_002_500
 
 
@@ -261,8 +261,8 @@ def test_tar_of_rank_files_is_one_trace_with_ranks(tmp_path: Path) -> None:
     )
     parsed = parse_file(path)
     events = list(parsed.events)
-    assert parsed.meta.world_size == 2
-    assert [r["rank"] for r in parsed.meta.metadata["ranks"]] == [0, 1]
+    assert parsed.header.world_size == 2
+    assert [r["rank"] for r in parsed.header.metadata["ranks"]] == [0, 1]
     assert {(e.rank, e.name) for e in events} == {(0, "k0"), (1, "k1")}
     assert any("README.txt" in w for w in parsed.report.warnings)
     assert parsed.report.bytes_done == parsed.report.bytes_total
@@ -309,4 +309,4 @@ def test_arrays_before_and_after_the_events_do_not_fool_the_tail_reader(tmp_path
     )
     parsed = parse_file(_write(tmp_path / "t.json", text))
     assert len(list(parsed.events)) == 5
-    assert [d.index for d in parsed.meta.devices] == [0, 1]
+    assert [d.index for d in parsed.header.devices] == [0, 1]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ingest import parse_file
-from ingest.analysis import TraceAnalysis
+from ingest.aggregate import TraceAggregator
 
 DDP = Path(__file__).resolve().parents[1] / "data" / "ddp"
 
@@ -25,16 +25,16 @@ def ddp_summary(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, obj
             name = f"ddp_rank{rank}.pt.trace.json.gz"
             tf.add(DDP / name, f"run/{name}")
     parsed = parse_file(archive)
-    analysis = TraceAnalysis()
-    analysis.drain(parsed.events)
-    return analysis.summary(parsed.meta), parsed.meta
+    aggregator = TraceAggregator()
+    aggregator.drain(parsed.events)
+    return aggregator.summary(parsed.header), parsed.header
 
 
 def test_both_ranks_are_one_trace(ddp_summary: tuple[dict[str, object], object]) -> None:
-    _, meta = ddp_summary
-    assert meta.world_size == 2  # type: ignore[attr-defined]
-    assert [r["rank"] for r in meta.metadata["ranks"]] == [0, 1]  # type: ignore[attr-defined]
-    assert {d.properties["rank"] for d in meta.devices} == {0, 1}  # type: ignore[attr-defined]
+    _, header = ddp_summary
+    assert header.world_size == 2  # type: ignore[attr-defined]
+    assert [r["rank"] for r in header.metadata["ranks"]] == [0, 1]  # type: ignore[attr-defined]
+    assert {d.properties["rank"] for d in header.devices} == {0, 1}  # type: ignore[attr-defined]
 
 
 def test_comm_time_and_overlap_per_rank(ddp_summary: tuple[dict[str, object], object]) -> None:

@@ -40,8 +40,8 @@ def _events(path: Path, **kwargs: object) -> tuple[list[Event], object]:
 @pytest.mark.parametrize("page", FIXTURES)
 def test_gemm_and_elementwise_roofline_points(page: str) -> None:
     events, parsed = _events(NCU / f"gemm_elementwise_{page}.csv")
-    assert parsed.meta.format is TraceFormat.NCU_CSV  # type: ignore[attr-defined]
-    assert parsed.meta.metadata["ncu_page"] == page  # type: ignore[attr-defined]
+    assert parsed.header.format is TraceFormat.NCU_CSV  # type: ignore[attr-defined]
+    assert parsed.header.metadata["ncu_page"] == page  # type: ignore[attr-defined]
     assert all(e.kind is EventKind.KERNEL for e in events)
     gemms = [e for e in events if e.name.startswith("nvjet_sm90")]
     adds = [e for e in events if "vectorized_elementwise_kernel" in e.name]
@@ -68,7 +68,7 @@ def test_gemm_and_elementwise_roofline_points(page: str) -> None:
 
 def test_raw_page_device_peaks_and_measured_speeds() -> None:
     events, parsed = _events(NCU / "gemm_elementwise_raw.csv")
-    (gpu,) = parsed.meta.devices  # type: ignore[attr-defined]
+    (gpu,) = parsed.header.devices  # type: ignore[attr-defined]
     assert gpu.name == "NVIDIA H200" and gpu.properties["sm_count"] == 132
     peaks = gpu.properties
     assert 4.5e12 < peaks["peak_dram_bytes_per_s"] < 5.0e12  # HBM3e, 4.8 TB/s
@@ -156,7 +156,7 @@ def test_pages_without_peak_metrics_still_name_the_device_and_its_peaks(page: st
     workload (a separate profiling run, so to 1%)."""
     parsed = parse_file(NCU / f"gemm_elementwise_{page}.csv")
     list(parsed.events)
-    (device,) = parsed.meta.devices
+    (device,) = parsed.header.devices
     assert device.name == "NVIDIA GPU (compute capability 9.0, 132 SMs)"
     for key, want in _raw_page_peaks().items():
         assert device.properties[key] == pytest.approx(want, rel=0.01), key
@@ -173,7 +173,7 @@ def test_corpus_roofline_raw_with_thousands_separators() -> None:
     assert gemm.dur_ns == 2_684_256 and _intensity(gemm) > 100
     adds = [e for e in events if "vectorized_elementwise_kernel" in e.name]
     assert adds and all(_intensity(e) < 1 for e in adds)
-    assert parsed.meta.devices[0].properties["peak_dram_bytes_per_s"] > 4e12  # type: ignore[attr-defined]
+    assert parsed.header.devices[0].properties["peak_dram_bytes_per_s"] > 4e12  # type: ignore[attr-defined]
 
 
 def _write(tmp: Path, text: str, name: str = "k.csv") -> Path:

@@ -138,8 +138,8 @@ def test_nccl_kernels_are_communication_on_two_devices() -> None:
     assert all(e.name.startswith("ncclDevKernel_AllReduce_Sum_f32") for e in nccl)
     compute = [e for e in events if e.kind is EventKind.KERNEL and not is_communication(e)]
     assert compute and not any("nccl" in e.name.lower() for e in compute)
-    assert [d.index for d in parsed.meta.devices] == [0, 1]
-    assert {d.properties["bus_location"] for d in parsed.meta.devices} == {
+    assert [d.index for d in parsed.header.devices] == [0, 1]
+    assert {d.properties["bus_location"] for d in parsed.header.devices} == {
         "0000:00:06.0", "0000:00:07.0"
     }  # fmt: skip
     domains = {e.args.get("domain") for e in events if e.kind is EventKind.ANNOTATION and e.args}
@@ -178,13 +178,13 @@ def test_kernel_launch_args_runtime_correlation_and_graph_nodes() -> None:
 def test_devices_metadata_and_times() -> None:
     parsed = parse_file(NSYS / "copies.sqlite")
     events = list(parsed.events)
-    assert parsed.meta.format is TraceFormat.NSYS_SQLITE
-    (gpu,) = parsed.meta.devices
+    assert parsed.header.format is TraceFormat.NSYS_SQLITE
+    (gpu,) = parsed.header.devices
     assert gpu.index == 0 and gpu.name == "NVIDIA H200"
     assert gpu.properties["peak_dram_bytes_per_s"] == 4_814_304_000_000  # bytes/s, not bytes
     assert gpu.properties["sm_count"] == 132 and gpu.properties["compute_capability"] == "9.0"
-    assert parsed.meta.metadata["schema_version"] == "3.20.3"
-    assert parsed.meta.metadata["session_start_utc_ns"] > 1.7e18
+    assert parsed.header.metadata["schema_version"] == "3.20.3"
+    assert parsed.header.metadata["session_start_utc_ns"] > 1.7e18
     assert all(isinstance(e.start_ns, int) and e.dur_ns >= 0 for e in events)
 
 
@@ -197,7 +197,7 @@ def test_environment_is_never_read(tmp_path: Path) -> None:
         "VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE', 'AWS_SECRET=SECRET_VALUE_456')",
     )
     parsed = parse_file(path)
-    dump = repr(list(parsed.events)) + repr(parsed.meta)
+    dump = repr(list(parsed.events)) + repr(parsed.header)
     assert "SECRET_VALUE" not in dump
 
 
@@ -242,8 +242,8 @@ def test_schema_2x_shape_with_absent_tables(tmp_path: Path) -> None:
     for event in parsed.events:
         stats.add(event)
     assert _kernels(stats) == kern_sum(NSYS / "train_step_cuda_gpu_kern_sum.csv")
-    assert parsed.meta.metadata["schema_version"] == "2.9.1"
-    assert [d.index for d in parsed.meta.devices] == [0]  # by cuDevice without the mapping
+    assert parsed.header.metadata["schema_version"] == "2.9.1"
+    assert [d.index for d in parsed.header.devices] == [0]  # by cuDevice without the mapping
 
 
 def test_upload_is_opened_read_only(tmp_path: Path) -> None:

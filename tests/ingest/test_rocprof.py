@@ -57,22 +57,22 @@ def _top(events: list[Event]) -> list[tuple[str, int, int]]:
 )
 def test_every_format_gives_the_same_kernels(relpath: str, fmt: TraceFormat) -> None:
     parsed, events = _read(DATA / relpath)
-    assert parsed.meta.format is fmt
+    assert parsed.header.format is fmt
     assert _top(events) == EXPECTED
-    assert parsed.meta.metadata["clock_domain"] == "CLOCK_BOOTTIME"
+    assert parsed.header.metadata["clock_domain"] == "CLOCK_BOOTTIME"
     assert min(e.start_ns for e in events if e.kind is EventKind.KERNEL) == T0 + 1_000
 
 
 def test_v3_folder_is_one_trace_with_amd_labels() -> None:
     report = ParseReport()
-    meta, stream = parse_folder(RUN.parent, report, max_bytes=1 << 30, source="run")
+    header, stream = parse_folder(RUN.parent, report, max_bytes=1 << 30, source="run")
     events = list(stream)
     kinds = {k: sum(e.kind is k for e in events) for k in EventKind}
     assert {k: n for k, n in kinds.items() if n} == {
         EventKind.KERNEL: 5, EventKind.MEMCPY: 2, EventKind.MEMORY: 2,
         EventKind.RUNTIME: 9, EventKind.ANNOTATION: 2,
     }  # fmt: skip
-    (device,) = meta.devices
+    (device,) = header.devices
     assert (device.index, device.name, device.properties["arch"]) == (
         1,
         "AMD Instinct MI300X",
@@ -91,7 +91,7 @@ def test_v3_folder_is_one_trace_with_amd_labels() -> None:
     assert first.args["workgroup"] == first.args["block"] == [256, 1, 1]
     assert first.args["grid"] == [4096, 1, 1]
     assert first.args["counters"] == {"SQ_WAVES": 16384}
-    assert meta.metadata["run"] == "4242/4242"  # folder + prefix
+    assert header.metadata["run"] == "4242/4242"  # folder + prefix
     assert any("no byte count" in w for w in report.warnings)
     assert not any("rocprof's stats say" in w for w in report.warnings)  # kernel_stats agrees
 
@@ -133,12 +133,12 @@ def test_copies_have_bytes_only_where_the_format_records_them() -> None:
 
 def test_v1_folder_merges_csv_kernels_with_json_api_and_checks_stats() -> None:
     report = ParseReport()
-    meta, stream = parse_folder(DATA / "v1", report, max_bytes=1 << 30, source="v1")
+    header, stream = parse_folder(DATA / "v1", report, max_bytes=1 << 30, source="v1")
     events = list(stream)
-    assert meta.format is TraceFormat.ROCPROF_CSV
+    assert header.format is TraceFormat.ROCPROF_CSV
     assert sum(e.kind is EventKind.KERNEL for e in events) == 5  # not doubled by results.json
     assert sum(e.name == "hipLaunchKernel" for e in events) == 5
-    assert meta.devices[0].name == "AMD Instinct MI300X"
+    assert header.devices[0].name == "AMD Instinct MI300X"
     kernel = next(e for e in events if e.kind is EventKind.KERNEL)
     assert kernel.args and kernel.args["grid"] == [4096, 1, 1]
     assert report.warnings == []
@@ -147,15 +147,15 @@ def test_v1_folder_merges_csv_kernels_with_json_api_and_checks_stats() -> None:
 def test_stats_table_alone_is_kept_as_metadata() -> None:
     parsed, events = _read(DATA / "v1" / "results.stats.csv")
     assert events == []
-    stats = parsed.meta.metadata["rocprof_stats"]["results.stats.csv"]
+    stats = parsed.header.metadata["rocprof_stats"]["results.stats.csv"]
     assert stats[0] == {"name": f"{GEMM}.kd", "calls": 2, "total_ns": 178_000}
     assert any("summary table" in w for w in parsed.report.warnings)
 
 
 def test_rocprof_compute_workload_gives_roofline_points_and_measured_peaks() -> None:
     parsed, events = _read(DATA / "compute_workload.zip")
-    assert parsed.meta.format is TraceFormat.ROCPROF_COMPUTE
-    (device,) = parsed.meta.devices
+    assert parsed.header.format is TraceFormat.ROCPROF_COMPUTE
+    (device,) = parsed.header.devices
     assert device.properties["peak_dram_bytes_per_s"] == pytest.approx(4300.5e9)
     assert device.properties["peak_flops_fp32"] == pytest.approx(130000e9)
     assert device.properties["arch"] == "gfx942"

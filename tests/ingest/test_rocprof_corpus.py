@@ -46,9 +46,9 @@ def test_llamacpp_json_has_the_csvs_dispatches() -> None:
 
 def test_v1_json_is_not_mistaken_for_torch_profiler() -> None:
     parsed = parse_file(V1 / "llamacpp_r9700__results.json")
-    assert parsed.meta.format is TraceFormat.ROCPROF_JSON
+    assert parsed.header.format is TraceFormat.ROCPROF_JSON
     list(parsed.events)
-    assert parsed.meta.devices[2].properties["arch"] == "gfx1201"
+    assert parsed.header.devices[2].properties["arch"] == "gfx1201"
 
 
 def test_empty_trace_is_no_activity_not_an_error() -> None:
@@ -71,7 +71,7 @@ def test_old_v1_columns_with_counters() -> None:
 def test_every_corpus_file_ingests(path: Path) -> None:
     parsed = parse_file(path)
     events = list(parsed.events)
-    assert parsed.meta.format.value.startswith(("rocprof", "rocpd"))
+    assert parsed.header.format.value.startswith(("rocprof", "rocpd"))
     assert all(e.dur_ns >= 0 for e in events)
     if not events:
         assert any(w.startswith(("no activity", path.name)) for w in parsed.report.warnings)

@@ -87,7 +87,7 @@ def test_parser_kernel_totals_match_an_independent_sum(events: list[dict[str, An
     for parsed_event in parsed.events:
         stats.add(parsed_event)
 
-    assert parsed.meta.format is TraceFormat.KINETO
+    assert parsed.header.format is TraceFormat.KINETO
     assert parsed.report.skipped == 0, parsed.report.warnings
     kernels = stats.kernels()
     assert {k.name: k.total_ns for k in kernels} == dict(expected_total)
@@ -115,12 +115,12 @@ def test_every_event_kind_is_present() -> None:
 
 
 def test_trace_metadata(doc: dict[str, Any]) -> None:
-    meta = parse_file(SAMPLE).meta
-    assert (meta.rank, meta.world_size) == (0, 8)
-    assert meta.base_time_ns == doc["baseTimeNanoseconds"]
-    assert [d.index for d in meta.devices] == list(range(8))
-    assert {d.name for d in meta.devices} == {"NVIDIA H200"}
-    props = meta.devices[0].properties
+    header = parse_file(SAMPLE).header
+    assert (header.rank, header.world_size) == (0, 8)
+    assert header.base_time_ns == doc["baseTimeNanoseconds"]
+    assert [d.index for d in header.devices] == list(range(8))
+    assert {d.name for d in header.devices} == {"NVIDIA H200"}
+    props = header.devices[0].properties
     assert (props["computeMajor"], props["numSms"]) == (9, 132)
     assert doc["perfdash_sample"]["synthetic"] is True
 

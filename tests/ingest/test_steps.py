@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ingest.analysis import TraceAnalysis
+from ingest.aggregate import TraceAggregator
 from ingest.registry import parse_file
 from ingest.steps import Range, find_steps, marker_of
 from tests.summary.helpers import annotation, kernel, runtime, summarize
@@ -129,9 +129,9 @@ def test_a_repeated_marker_gets_gpu_time_from_its_launches_and_mirrors() -> None
 
 def _steps(path: Path) -> dict[str, Any]:
     parsed = parse_file(path)
-    analysis = TraceAnalysis()
-    analysis.drain(parsed.items)
-    steps: dict[str, Any] = analysis.summary(parsed.meta)["steps"]
+    aggregator = TraceAggregator()
+    aggregator.drain(parsed.items)
+    steps: dict[str, Any] = aggregator.summary(parsed.header)["steps"]
     return steps
 
 

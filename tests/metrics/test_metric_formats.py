@@ -9,7 +9,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from backend.services.metrics.formats import MetricDocumentError, detect_format, parse_document
+from backend.services.metrics.formats import (
+    MetricDocumentError,
+    detect_metric_format,
+    parse_document,
+)
 from backend.services.series.statistics import percentile
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "metrics"
@@ -129,11 +133,11 @@ def test_every_problem_is_reported_with_its_path(doc: Any, paths: set[str]) -> N
 
 
 def test_detection() -> None:
-    assert detect_format(_load("pytest_benchmark.json")) == "pytest-benchmark"
-    assert detect_format(_load("google_benchmark.json")) == "google-benchmark"
-    assert detect_format(_load("github_action_benchmark.json")) == "github-action-benchmark"
-    assert detect_format({"points": []}) == "native"
-    assert detect_format("text") is None
+    assert detect_metric_format(_load("pytest_benchmark.json")) == "pytest-benchmark"
+    assert detect_metric_format(_load("google_benchmark.json")) == "google-benchmark"
+    assert detect_metric_format(_load("github_action_benchmark.json")) == "github-action-benchmark"
+    assert detect_metric_format({"points": []}) == "native"
+    assert detect_metric_format("text") is None
 
 
 @pytest.mark.parametrize(

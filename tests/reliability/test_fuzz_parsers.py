@@ -80,7 +80,7 @@ def _parse(data: bytes, suffix: str) -> None:
             assert str(e), "an IngestError must say what was wrong"
             event(f"{type(e).__name__}: {str(e)[:48]}")  # outcome tallies for RELIABILITY.md
         else:
-            event(f"parsed as {parsed.meta.format.value}, {'some' if events else 'no'} events")
+            event(f"parsed as {parsed.header.format.value}, {'some' if events else 'no'} events")
 
 
 @st.composite

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ingest.events import Event, EventKind, TraceFormat, TraceMeta
+from ingest.events import Event, EventKind, TraceFormat, TraceHeader
 from ingest.summary import SummaryBuilder
 
 
@@ -56,4 +56,4 @@ def summarize(events: Iterable[Event]) -> tuple[dict[str, Any], SummaryBuilder]:
     builder = SummaryBuilder()
     for event in events:
         builder.add(event)
-    return builder.finish(TraceMeta(format=TraceFormat.KINETO)), builder
+    return builder.finish(TraceHeader(format=TraceFormat.KINETO)), builder

@@ -23,7 +23,7 @@ def _summary(name: str) -> dict[str, Any]:
     builder = SummaryBuilder()
     for event in parsed.events:
         builder.add(event)
-    return builder.finish(parsed.meta)
+    return builder.finish(parsed.header)
 
 
 def test_nccl_collectives_counts_and_message_bytes() -> None:

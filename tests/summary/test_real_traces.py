@@ -55,7 +55,7 @@ def _summarize(path: Path) -> tuple[dict[str, Any], SummaryBuilder]:
     builder = SummaryBuilder()
     for event in parsed.events:
         builder.add(event)
-    return builder.finish(parsed.meta), builder
+    return builder.finish(parsed.header), builder
 
 
 @pytest.fixture(scope="module")

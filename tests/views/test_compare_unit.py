@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.models.trace_views import ComparePublic, KernelDelta, MetricDelta
+from backend.models.analyses import ComparePublic, KernelDelta, MetricDelta
 from backend.services.analysis.compare import basis_note, kernel_deltas
 from backend.services.analysis.compare_kernels import KernelRow, match_kernels
 from backend.services.analysis.compare_report import render_markdown

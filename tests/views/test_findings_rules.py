@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from backend.models.trace_views import MemorySeries
+from backend.models.analyses import MemorySeries
 from backend.services.analysis import findings as f
 from backend.services.analysis.findings import derive_findings
 

@@ -15,7 +15,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from backend.core.markdown_escape import code_span, visible_controls
-from backend.models.trace_views import ComparePublic, KernelDelta
+from backend.models.analyses import ComparePublic, KernelDelta
 from backend.services.analysis.compare import basis_note
 from backend.services.analysis.compare_report import NAME_WIDTH, render_markdown
 

@@ -118,7 +118,7 @@ def test_measured_roofline_of_an_ncu_report(client: TestClient, ingest: Ingest) 
         assert got[name]["intensity"] == pytest.approx(flops / nbytes)
         assert got[name]["flops_per_s"] == pytest.approx(flops / (ns / 1e9))
         assert got[name]["estimated"] is False
-    device = parsed.meta.devices[0].properties
+    device = parsed.header.devices[0].properties
     roofs = {r["precision"] for r in body["devices"][0]["roofs"]}
     assert body["devices"][0]["peak_dram_bytes_per_s"] == device["peak_dram_bytes_per_s"]
     assert roofs == {k.removeprefix("peak_flops_") for k in device if k.startswith("peak_flops_")}

@@ -1,6 +1,6 @@
 """`perfdash ingest FILE`: parse a trace locally, with no server, and print what the
 stored trace would answer (kernel top-N, counts, the summary), with a progress bar on a
-terminal. It goes through `ingest.analysis.TraceAnalysis`, the same pass the worker uses.
+terminal. It goes through `ingest.aggregate.TraceAggregator`, the same pass the worker uses.
 """
 
 from __future__ import annotations
@@ -36,45 +36,45 @@ def run(args: argparse.Namespace) -> int:
     """Parse `args.file`; exit 2 with the parser's message on bad input."""
     from backend.core.allocator import pin_mmap_threshold
     from ingest import IngestError, parse_file
-    from ingest.analysis import TraceAnalysis
+    from ingest.aggregate import TraceAggregator
 
     pin_mmap_threshold()
     show_bar = sys.stderr.isatty() and not args.no_progress
     try:
         parsed = parse_file(args.file)
-        analysis = TraceAnalysis()
+        aggregator = TraceAggregator()
         events = parsed.events
         if show_bar:
             events = _with_bar(events, parsed.report, sys.stderr)
-        analysis.drain(events)
-        summary = analysis.summary(parsed.meta)
+        aggregator.drain(events)
+        summary = aggregator.summary(parsed.header)
     except (IngestError, OSError) as e:
         if show_bar:
             sys.stderr.write("\n")
         print(f"perfdash: cannot ingest {args.file}: {e}", file=sys.stderr)
         return 2
-    stats = analysis.stats
+    stats = aggregator.stats
     doc: dict[str, Any] = {
         "file": str(args.file),
-        "format": parsed.meta.format.value,
+        "format": parsed.header.format.value,
         "events": dict(stats.counts),
         "duration_ns": stats.duration_ns,
-        "rank": parsed.meta.rank,
-        "world_size": parsed.meta.world_size,
+        "rank": parsed.header.rank,
+        "world_size": parsed.header.world_size,
         "devices": [
-            {"index": d.index, "name": d.name, **d.properties} for d in parsed.meta.devices
+            {"index": d.index, "name": d.name, **d.properties} for d in parsed.header.devices
         ],
-        "metadata": parsed.meta.metadata,
+        "metadata": parsed.header.metadata,
         "skipped_events": parsed.report.skipped,
         "warnings": parsed.report.warnings,
         "kernels": [k.as_dict() for k in stats.kernels(args.top)],
-        "kernel_groups": [g.as_dict() for g in analysis.kernel_groups()],
+        "kernel_groups": [g.as_dict() for g in aggregator.kernel_groups()],
         "summary": summary,
     }
     if args.json:
         print(json.dumps(doc, indent=2, default=str))
     else:
-        _print_table(str(args.file), parsed.meta.format.value, stats, args.top)
+        _print_table(str(args.file), parsed.header.format.value, stats, args.top)
     return 0
 
 

@@ -13,7 +13,7 @@ import sys
 
 from backend.core.task_names import CPU_QUEUES
 from workers.cli import auth as cli_auth
-from workers.cli import bench as cli_bench
+from workers.cli import benchmarks as cli_benchmarks
 from workers.cli import ingest as cli_ingest
 from workers.cli import metrics as cli_metrics
 
@@ -56,7 +56,7 @@ def _build_parser() -> argparse.ArgumentParser:
     cli_ingest.register(sub)
     cli_metrics.register(sub)
     cli_auth.register(sub)
-    cli_bench.register(sub)
+    cli_benchmarks.register(sub)
     return parser
 
 

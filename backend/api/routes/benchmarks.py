@@ -1,4 +1,4 @@
-"""`/api/v1/benchmarks`, `/benchmark-runs` and `/runners`: specs, re-runs and GPU runners.
+"""`/api/v1/benchmarks`, `/benchmark-runs` and `/runners`: specs, benchmark runs and GPU runners.
 
 Callable and command specs and install hooks execute what they name on the runners, so
 storing one needs an `admin` token or user, whatever AUTH says; other spec changes need
@@ -32,7 +32,7 @@ from backend.services.benchmarks import specs as service
 from backend.services.benchmarks.runners import list_runners
 
 router = APIRouter(prefix="/benchmarks", tags=["benchmarks"])
-runs_router = APIRouter(prefix="/benchmark-runs", tags=["benchmark_runs"])
+benchmark_runs_router = APIRouter(prefix="/benchmark-runs", tags=["benchmark_runs"])
 runners_router = APIRouter(prefix="/runners", tags=["runners"])
 Limit = Annotated[int, Query(ge=1, le=500)]
 
@@ -93,14 +93,14 @@ def list_spec_runs(
     return BenchmarkRunsPublic(items=items, count=count)
 
 
-@runs_router.get("")
+@benchmark_runs_router.get("")
 def list_runs(session: SessionDep, limit: Limit = 50, offset: Offset = 0) -> BenchmarkRunsPublic:
     """All benchmark runs, newest first."""
     items, count = service.list_runs(session, name=None, limit=limit, offset=offset)
     return BenchmarkRunsPublic(items=items, count=count)
 
 
-@runs_router.get("/{run_id}")
+@benchmark_runs_router.get("/{run_id}")
 def get_run(run_id: str, session: SessionDep) -> BenchmarkRunPublic:
     """One run: status, reason, samples per sweep point, environment, hash, trace."""
     return BenchmarkRunPublic.of(*service.get_run(session, run_id))

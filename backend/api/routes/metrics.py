@@ -1,4 +1,4 @@
-"""`/api/v1/metrics`: CI pushes (token with `metrics:write`), runs and series for the pages."""
+"""`/api/v1/metrics`: CI pushes (token with `metrics:write`), metric runs and series."""
 
 from typing import Annotated, Any
 
@@ -57,7 +57,7 @@ def list_runs(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Offset = 0,
 ) -> MetricRunsPublic:
-    """Recent runs, newest first, with their points and verdicts."""
+    """Recent metric runs, newest first, with their points and verdicts."""
     items, count, skipped = metric_reads.list_runs(
         session, project=project, branch=branch, limit=limit, offset=offset
     )
@@ -74,7 +74,7 @@ def get_series(
     gpu: str | None = None,
     limit: Annotated[int, Query(ge=1, le=5000)] = 500,
 ) -> SeriesPublic:
-    """One series over runs (oldest first) with change points and SLA thresholds."""
+    """One series over metric runs (oldest first) with change points and SLA thresholds."""
     return metric_reads.get_series(
         session,
         project=project,

@@ -1,6 +1,6 @@
 """`/api/v1/traces`: upload, list, read, delete. A contract CI relies on.
 
-The kernel stats and summary of a trace are served by `trace_analysis`."""
+The kernel stats and summary of a trace are served by `trace_aggregates`."""
 
 from typing import Annotated, BinaryIO
 

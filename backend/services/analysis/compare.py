@@ -1,9 +1,9 @@
 """Trace A against trace B, per step: headline, metrics, time categories and kernel rows.
 
-Runs of different lengths are compared per step: each trace's totals are divided by its
+Traces of different lengths are compared per step: each trace's totals are divided by its
 own step count (`summary_view.step_count`, the one reader of steps). When either trace has
 no steps nothing is divided by a made-up count: kernel rows then compare each kernel's share
-of GPU kernel time, categories their share of GPU time, and `basis_note` says so. The
+of kernel time, categories their share of the GPU span, and `basis_note` says so. The
 headline is the largest |delta| among kernel rows, categories, idle and overlaps, in the
 same basis and with the same numbers as the charts draw.
 
@@ -16,14 +16,14 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from backend.models import KernelStatRecord, Trace
-from backend.models.kernel_stats import KernelGroupStatRecord
-from backend.models.trace_views import (
+from backend.models.analyses import (
     CategoryDelta,
     ComparePublic,
     HeadlineItem,
     KernelDelta,
     MetricDelta,
 )
+from backend.models.kernel_stats import KernelGroupStatRecord
 from backend.services.analysis import summary_view as sv
 from backend.services.analysis.compare_kernels import KernelMatch, KernelRow, match_kernels
 from backend.services.analysis.compare_report import render_markdown
@@ -129,7 +129,7 @@ def headline(
             kind=c.kind,
             key=c.category,
             label=c.label,
-            unit="% of GPU time" if share else "ns/step",
+            unit="% of GPU span" if share else "ns/step",
             a=c.a,
             b=c.b,
             delta=c.delta,
@@ -191,7 +191,7 @@ def basis_note(steps_a: int, steps_b: int) -> str:
     missing = "A and B have" if not (steps_a or steps_b) else "A has" if not steps_a else "B has"
     return (
         f"Shares, not per step: {missing} no steps, so kernel rows compare each kernel's share "
-        f"of GPU kernel time and categories their share of GPU time; raw totals of runs of "
+        f"of kernel time and categories their share of the GPU span; raw totals of traces of "
         f"different lengths are not compared."
     )
 

@@ -15,7 +15,7 @@ Public surface: `render_markdown`, `format_duration`.
 from collections.abc import Sequence
 
 from backend.core.markdown_escape import code_span
-from backend.models.trace_views import ComparePublic, HeadlineItem, KernelDelta, MetricDelta
+from backend.models.analyses import ComparePublic, HeadlineItem, KernelDelta, MetricDelta
 
 TOP_KERNELS = 10
 NAME_WIDTH = 80

@@ -15,7 +15,7 @@ from typing import Any
 from sqlmodel import Session, col, or_, select
 
 from backend.models import KernelStatRecord
-from backend.models.trace_views import Finding, FindingsPublic, MemorySeries
+from backend.models.analyses import Finding, FindingsPublic, MemorySeries
 from backend.services.analysis import summary_view as sv
 from backend.services.analysis.compare_report import format_duration
 from backend.services.analysis.memory import compute_memory

@@ -16,7 +16,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from backend.models import TraceEvent
-from backend.models.trace_views import MemoryPublic, MemorySeries
+from backend.models.analyses import MemoryPublic, MemorySeries
 from backend.services.traces.lifecycle import get_trace
 
 CPU_DEVICE_TYPE = 0

@@ -17,7 +17,7 @@ from typing import Any
 from sqlmodel import Session, col, func, select
 
 from backend.models import Trace, TraceEvent
-from backend.models.trace_views import Roof, RooflineDevice, RooflinePoint, RooflinePublic
+from backend.models.analyses import Roof, RooflineDevice, RooflinePoint, RooflinePublic
 from backend.services.analysis.gpu_specs import lookup_spec
 from backend.services.analysis.op_flops import ESTIMATED_OPS, estimate_op
 from backend.services.traces.lifecycle import get_trace

@@ -25,7 +25,7 @@ from backend.services.timeline.index import write_timeline_index
 from backend.services.traces.blob_store import blob_path
 from backend.services.traces.kernel_stats import store_kernel_stats
 from ingest import PARSER_VERSION, SCHEMA_VERSION, IngestError, parse_file
-from ingest.analysis import TraceAnalysis
+from ingest.aggregate import TraceAggregator
 from ingest.errors import is_disk_full
 from ingest.registry import ParsedTrace
 from ingest.tools import ExternalTools
@@ -122,20 +122,20 @@ def _store(
     # A step marker the user chose (trace_steps) outlives a re-ingest.
     chosen = select(col(Trace.step_marker)).where(col(Trace.id) == trace_id)
     marker = conn.execute(chosen).scalar()
-    analysis, timeline = TraceAnalysis(step_marker=marker), TimelineCollector()
-    events = analysis.feed(parsed.items)
+    aggregator, timeline = TraceAggregator(step_marker=marker), TimelineCollector()
+    events = aggregator.feed(parsed.items)
     insert_events(conn, trace_id, events, on_batch=on_batch, sink=timeline.add)
-    stats = analysis.stats
+    stats = aggregator.stats
     progress.update(
         bytes_done=report.bytes_total,
         bytes_total=report.bytes_total,
-        events=analysis.events,
+        events=aggregator.events,
         force=True,
     )
     write_timeline_index(conn, trace_id, timeline.finish())
-    summary = analysis.summary(parsed.meta)  # first: it resolves each kernel's launching op
+    summary = aggregator.summary(parsed.header)  # first: it resolves each kernel's launching op
     store_kernel_stats(
-        conn, trace_id=trace_id, kernels=stats.kernels(), groups=analysis.kernel_groups()
+        conn, trace_id=trace_id, kernels=stats.kernels(), groups=aggregator.kernel_groups()
     )
     conn.execute(
         update(Trace)
@@ -143,14 +143,14 @@ def _store(
         .values(
             status=TraceStatus.READY,
             error=None,
-            format=parsed.meta.format.value,
+            format=parsed.header.format.value,
             parser_version=PARSER_VERSION,
             schema_version=SCHEMA_VERSION,
             event_counts=dict(stats.counts),
             devices=[
-                {"index": d.index, "name": d.name, **d.properties} for d in parsed.meta.devices
+                {"index": d.index, "name": d.name, **d.properties} for d in parsed.header.devices
             ],
-            trace_metadata=parsed.meta.metadata,
+            trace_metadata=parsed.header.metadata,
             skipped_events=report.skipped,
             warnings=report.warnings,
             start_ns=stats.start_ns,

@@ -246,12 +246,12 @@ FORMATS: dict[str, Callable[[Any, ParsedPush, ProblemCollector], None]] = {
 }
 
 
-def detect_format(doc: Any) -> str | None:
+def detect_metric_format(doc: Any) -> str | None:
     """Name the format of a decoded document, or None.
 
-    >>> detect_format([{"name": "x", "unit": "ms", "value": 1}])
+    >>> detect_metric_format([{"name": "x", "unit": "ms", "value": 1}])
     'github-action-benchmark'
-    >>> detect_format({"benchmarks": [], "context": {}})
+    >>> detect_metric_format({"benchmarks": [], "context": {}})
     'google-benchmark'
     """
     if isinstance(doc, list):
@@ -328,7 +328,7 @@ def parse_document(
     Raises:
         MetricDocumentError: with every problem found and its JSON path.
     """
-    name = fmt or detect_format(doc)
+    name = fmt or detect_metric_format(doc)
     if name not in FORMATS:
         known = ", ".join(FORMATS)
         what = f"unknown format {fmt!r}" if fmt else "cannot tell the format of this document"

@@ -1,6 +1,6 @@
 """AMD rocprof outputs: rocprof v1/v2 CSV and JSON, rocprofv3 CSV/JSON/rocpd, rocprof-compute.
 
-Every entry point returns ``(TraceMeta, Iterator[Event])`` like the other parsers; a whole
+Every entry point returns ``(TraceHeader, Iterator[Event])`` like the other parsers; a whole
 output folder (or an extracted archive of one) becomes one trace.
 
 Public surface: `FORMATS` (the formats this package reads), `parse_one` (one file of any

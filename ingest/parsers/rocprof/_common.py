@@ -1,7 +1,7 @@
 """Conventions every rocprof reader shares, so all AMD formats land in the model the same way.
 
 - Times stay integer ns on the profiler's clock (CLOCK_BOOTTIME for rocprofv3, a boot-based
-  clock for v1); the clock is recorded in `TraceMeta.metadata`, never shifted to the epoch.
+  clock for v1); the clock is recorded in `TraceHeader.metadata`, never shifted to the epoch.
 - AMD grid sizes count work-items, CUDA's count blocks: kernels carry `grid_workitems`,
   `workgroup` (also as `block`, Kineto's key) and `grid` in workgroups, all `[x, y, z]`.
 - The HSA queue is the stream (`stream` = queue id) and `args["queue"]` keeps the id so pages

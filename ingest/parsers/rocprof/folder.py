@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.errors import ParseError
-from ingest.events import Event, ParseReport, TraceFormat, TraceMeta
+from ingest.events import Event, ParseReport, TraceFormat, TraceHeader
 from ingest.parsers.rocprof import compute, rocpd, stats_csv, v1_json, v2_csv, v3_csv, v3_json
 from ingest.parsers.rocprof._common import BOOTTIME, Devices, warn
 from ingest.parsers.rocprof._csv import CsvTable, open_table
@@ -79,7 +79,7 @@ class _Run:
         self.max_bytes = max_bytes
         self.source = source
         self.devices = Devices()
-        self.meta = TraceMeta(format=TraceFormat.ROCPROFV3_CSV, metadata=dict(BOOTTIME))
+        self.header = TraceHeader(format=TraceFormat.ROCPROFV3_CSV, metadata=dict(BOOTTIME))
 
     def table(self, f: RocFile) -> CsvTable:
         return open_table(f.path, max_bytes=self.max_bytes, source=f.name)
@@ -90,7 +90,7 @@ class _Run:
 
 def parse_files(
     named: Iterable[tuple[str, Path]], report: ParseReport, *, max_bytes: int, source: str
-) -> tuple[TraceMeta, Iterator[Event]]:
+) -> tuple[TraceHeader, Iterator[Event]]:
     """Parse rocprof files that belong to one run into one trace.
 
     Args:
@@ -113,19 +113,19 @@ def parse_files(
     if any(f.table in (Table.ROOFLINE, Table.SYSINFO) for f in files) or any(
         f.name.rsplit("/", 1)[-1] == "pmc_perf.csv" for f in files
     ):
-        run.meta.format = TraceFormat.ROCPROF_COMPUTE
-        run.meta.metadata["profiler"] = "rocprof-compute"
+        run.header.format = TraceFormat.ROCPROF_COMPUTE
+        run.header.metadata["profiler"] = "rocprof-compute"
         events = _compute(run)
     else:
-        run.meta.metadata["run"] = check_one_run(files, source)
+        run.header.metadata["run"] = check_one_run(files, source)
         events = _trace(run)
-    run.meta.metadata["files"] = [f.name for f in files][:50]
-    return run.meta, _finish(run, events)
+    run.header.metadata["files"] = [f.name for f in files][:50]
+    return run.header, _finish(run, events)
 
 
 def parse_folder(
     folder: Path, report: ParseReport, *, max_bytes: int, source: str
-) -> tuple[TraceMeta, Iterator[Event]]:
+) -> tuple[TraceHeader, Iterator[Event]]:
     """Parse every file under `folder` (an output folder or an extracted archive) as one run."""
     named = [
         (p.relative_to(folder).as_posix(), p) for p in sorted(folder.rglob("*")) if p.is_file()
@@ -140,7 +140,7 @@ def parse_members(
     *,
     max_bytes: int,
     source: str,
-) -> tuple[TraceMeta, Iterator[Event]]:
+) -> tuple[TraceHeader, Iterator[Event]]:
     """`ingest.registry`'s folder-parser hook: extracted archive members (``.name``, ``.path``)."""
     named = [(f"{m.name}", m.path) for m in members]
     return parse_files(named, report, max_bytes=max_bytes, source=source)
@@ -163,7 +163,7 @@ def is_rocprof_folder(folder: Path) -> bool:
 
 def parse_one(
     path: Path, report: ParseReport, *, max_bytes: int, source: str
-) -> tuple[TraceMeta, Iterator[Event]]:
+) -> tuple[TraceHeader, Iterator[Event]]:
     """Parse a single rocprof file (any CSV table, v1/v3 JSON, rocpd)."""
     return parse_files([(source or path.name, path)], report, max_bytes=max_bytes, source=source)
 
@@ -177,7 +177,7 @@ def _finish(run: _Run, events: Iterable[Event]) -> Iterator[Event]:
     for event in events:
         count += 1
         yield event
-    run.meta.devices[:] = run.devices.sorted()
+    run.header.devices[:] = run.devices.sorted()
     if count == 0:
         warn(run.report, NO_ACTIVITY)
 
@@ -193,9 +193,9 @@ def _trace(run: _Run) -> Iterator[Event]:
             if len(chosen) > 1:
                 warn(run.report, f"read {chosen[0].name} only of {len(chosen)} {preferred} files")
             reader = rocpd.parse if preferred is FileKind.ROCPD else v3_json.parse
-            run.meta.metadata["profiler"] = "rocprofv3"
-            return reader(chosen[0], run.meta, run.devices, run.report, max_bytes=run.max_bytes)
-    run.meta.format, run.meta.metadata["profiler"] = _family(run, {f.table for f in run.files})
+            run.header.metadata["profiler"] = "rocprofv3"
+            return reader(chosen[0], run.header, run.devices, run.report, max_bytes=run.max_bytes)
+    run.header.format, run.header.metadata["profiler"] = _family(run, {f.table for f in run.files})
     return _csv_set(run)
 
 
@@ -220,7 +220,7 @@ def _csv_set(run: _Run) -> Iterator[Event]:
         for f in run.of(Table.STATS):
             stat_rows = stats_csv.read_stats(run.table(f))
             kept = stats_csv.as_metadata(stat_rows)
-            run.meta.metadata.setdefault("rocprof_stats", {})[f.name] = kept
+            run.header.metadata.setdefault("rocprof_stats", {})[f.name] = kept
             warn(run.report, f"{f.name} is rocprof's summary table: {STATS_ONLY}")
     for check in checks:
         events = check.watch(events)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.errors import ParseError
-from ingest.events import Event, EventKind, ParseReport, TraceFormat, TraceMeta
+from ingest.events import Event, EventKind, ParseReport, TraceFormat, TraceHeader
 from ingest.parsers._sqlite import TextBudget, check_tables, open_upload
 from ingest.parsers.rocprof._common import (
     Devices,
@@ -74,7 +74,7 @@ JOIN rocpd_track t ON t.id = m.track_id LEFT JOIN rocpd_event ev ON ev.id = m.ev
 
 
 def parse(
-    f: RocFile, meta: TraceMeta, devices: Devices, report: ParseReport, *, max_bytes: int
+    f: RocFile, header: TraceHeader, devices: Devices, report: ParseReport, *, max_bytes: int
 ) -> Iterator[Event]:
     """Check the database now; return its events (kernels first) as a lazy iterator.
 
@@ -96,8 +96,8 @@ def parse(
     except ParseError:
         conn.close()
         raise
-    meta.format = TraceFormat.ROCPD_SQLITE
-    meta.metadata.update(profiler="rocprofv3", rocpd_schema_version=version)
+    header.format = TraceFormat.ROCPD_SQLITE
+    header.metadata.update(profiler="rocprofv3", rocpd_schema_version=version)
     return _events(conn, agents, devices, f.name, TextBudget(max_bytes, f.name))
 
 

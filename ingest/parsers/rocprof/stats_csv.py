@@ -31,7 +31,7 @@ def read_stats(table: CsvTable) -> list[StatRow]:
 
 
 def as_metadata(rows: list[StatRow]) -> list[dict[str, object]]:
-    """The first rows as JSON-ready dicts for `TraceMeta.metadata`."""
+    """The first rows as JSON-ready dicts for `TraceHeader.metadata`."""
     return [{"name": n, "calls": c, "total_ns": t} for n, c, t in rows[:KEPT_ROWS]]
 
 

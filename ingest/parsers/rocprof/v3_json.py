@@ -16,7 +16,7 @@ import orjson
 
 from ingest._io import read_all
 from ingest.errors import ParseError
-from ingest.events import Event, EventKind, ParseReport, TraceFormat, TraceMeta
+from ingest.events import Event, EventKind, ParseReport, TraceFormat, TraceHeader
 from ingest.parsers.rocprof._common import (
     Devices,
     api_kind,
@@ -30,7 +30,7 @@ _API_SECTIONS = ("hip_api", "hsa_api", "marker_api", "rccl_api", "hip_runtime_ap
 
 
 def parse(
-    f: RocFile, meta: TraceMeta, devices: Devices, report: ParseReport, *, max_bytes: int
+    f: RocFile, header: TraceHeader, devices: Devices, report: ParseReport, *, max_bytes: int
 ) -> Iterator[Event]:
     """Load and check the file now; return the events of every process entry in it.
 
@@ -44,8 +44,8 @@ def parse(
     tools = doc.get("rocprofiler-sdk-tool") if isinstance(doc, dict) else None
     if not isinstance(tools, list):
         raise ParseError("not a rocprofv3 JSON: no 'rocprofiler-sdk-tool' list", source=f.name)
-    meta.format = TraceFormat.ROCPROFV3_JSON
-    meta.metadata["profiler"] = "rocprofv3"
+    header.format = TraceFormat.ROCPROFV3_JSON
+    header.metadata["profiler"] = "rocprofv3"
     return _events(tools, devices, report)
 
 

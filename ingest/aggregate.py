@@ -1,7 +1,7 @@
 """One pass over a trace's events that feeds every ingest-time aggregate.
 
-`perfdash ingest FILE` and the worker both go through `TraceAnalysis`, so the CLI and the
-stored trace can never disagree. Public surface: `TraceAnalysis`.
+`perfdash ingest FILE` and the worker both go through `TraceAggregator`, so the CLI and the
+stored trace can never disagree. Public surface: `TraceAggregator`.
 """
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ingest.errors import ParseError
-from ingest.events import Event, EventBlock, TraceMeta
+from ingest.events import Event, EventBlock, TraceHeader
 from ingest.guard import TIME_LIMIT_NS, EventGuard, check_columns, time_error
 from ingest.stats import KernelGroupStat, TraceStats
 from ingest.summary import SummaryBuilder
 
 
-class TraceAnalysis:
-    """Wrap an event stream with `feed`; read `stats` and `summary(meta)` once it is drained.
+class TraceAggregator:
+    """Wrap an event stream with `feed`; read `stats` and `summary(header)` once it is drained.
 
     Args:
         step_marker: the step marker the user chose for this trace; None finds one.
@@ -79,9 +79,9 @@ class TraceAnalysis:
         for _ in self.feed(events):
             pass
 
-    def summary(self, meta: TraceMeta) -> dict[str, Any]:
+    def summary(self, header: TraceHeader) -> dict[str, Any]:
         """The stored summary (see `ingest.summary`)."""
-        return self._summary.finish(meta)
+        return self._summary.finish(header)
 
     def kernel_groups(self) -> list[KernelGroupStat]:
         """Kernel stats per stream, device, rank and launching CPU op (after `summary`)."""

@@ -1,4 +1,7 @@
-"""`/api/v1/traces/{id}/summary` and `/kernels`: what ingest computed and stored, read back.
+"""`/api/v1/traces/{id}/summary` and `/kernels`: what ingest aggregated and stored, read back.
+
+Both were computed in the one pass over the events (`ingest.aggregate.TraceAggregator`)
+and are only read back here, unlike the analyses of `trace_analyses`.
 
 Extends the `/traces` contract: `/kernels` keeps `items`, `count`, `total_kernel_ns` and
 `limit`, and adds paging, sorting, search and grouping.

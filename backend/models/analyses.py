@@ -1,4 +1,4 @@
-"""API shapes of the trace views: roofline, memory, findings and the A/B comparison.
+"""API shapes of the analyses: roofline, memory, findings and the A/B comparison.
 
 Computed on request from stored events, kernel stats and the trace summary; no tables.
 """
@@ -137,7 +137,7 @@ class HeadlineItem(SQLModel):
     kind: str  # "kernel", "category", "idle" or "overlap"
     key: str  # the kernel row's `key`, or the category's `category`
     label: str
-    unit: str  # "ns/step", "% of kernel time" or "% of GPU time"
+    unit: str  # "ns/step", "% of kernel time" or "% of GPU span"
     a: float
     b: float
     delta: float

@@ -1,6 +1,8 @@
-"""Trace views: `/traces/{id}/roofline`, `/memory`, `/findings`, and `/compare?a=&b=`.
+"""Analyses: `/traces/{id}/roofline`, `/memory`, `/findings`, and `/compare?a=&b=`.
 
-Everything the trace and compare pages draw, as JSON a script can fetch too.
+Computed on request from stored rows (`backend.services.analysis`), unlike the summary and
+kernel stats that ingest aggregated once (`trace_aggregates`). Everything the trace and
+compare pages draw beyond those, as JSON a script can fetch too.
 """
 
 from typing import Annotated, Literal
@@ -9,10 +11,10 @@ from fastapi import APIRouter, Query
 from fastapi.responses import PlainTextResponse
 
 from backend.api.deps import SessionDep
-from backend.models.trace_views import ComparePublic, FindingsPublic, MemoryPublic, RooflinePublic
+from backend.models.analyses import ComparePublic, FindingsPublic, MemoryPublic, RooflinePublic
 from backend.services import analysis
 
-router = APIRouter(tags=["trace views"])
+router = APIRouter(tags=["analyses"])
 
 
 @router.get("/traces/{trace_id}/roofline")
