@@ -1,1 +1,14 @@
 """Metric pushes: the accepted document formats, their problems, and the push transaction."""
+
+from backend.services.metrics.formats import FORMATS, MetricDocumentError
+from backend.services.metrics.push import PushResult, push_metrics
+from backend.services.metrics.runs import facets, list_runs
+
+__all__ = [
+    "FORMATS",
+    "MetricDocumentError",
+    "PushResult",
+    "facets",
+    "list_runs",
+    "push_metrics",
+]
