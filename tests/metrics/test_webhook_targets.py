@@ -150,7 +150,7 @@ def test_deliveries_are_routed_to_the_webhooks_queue_never_ingest(settings: Sett
 def test_the_embedded_worker_of_perfdash_serve_consumes_the_webhooks_queue(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from workers.cli.main import main as cli
+    from workers.cli import main as cli
 
     started: list[list[str]] = []
     monkeypatch.setattr("workers.cli.main.subprocess.Popen", started.append)
