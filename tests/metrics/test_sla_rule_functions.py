@@ -47,9 +47,7 @@ def _run(i: int) -> MetricRun:
 
 def _rows(values: list[float], **point: Any) -> list[SeriesRow]:
     """Runs 0..n-1 with these values (oldest first), returned newest first as read."""
-    return [SeriesRow(_run(i), _point(value=v, p50=v, **point)) for i, v in enumerate(values)][
-        ::-1
-    ]
+    return [SeriesRow(_run(i), _point(value=v, p50=v, **point)) for i, v in enumerate(values)][::-1]
 
 
 # --- absolute ------------------------------------------------------------------------
