@@ -1,5 +1,5 @@
 """Metric series over runs: history reads, statistics, change points and regimes (pure maths below
-the SLA rules).
+the SLA rules), and one series for the series page.
 """
 
 from backend.services.series.history import (

@@ -1,5 +1,5 @@
-"""SLAs: definitions, evaluation, baselines, and the alerts and webhooks their status changes
-send.
+"""SLAs: definitions, pure rules and their evaluation, verdicts, baselines, the board, and the
+alerts and webhooks their status changes send.
 """
 
 from backend.services.slas.alerts import deliver, record_changes
