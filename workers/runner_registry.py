@@ -22,7 +22,7 @@ from sqlmodel import Session
 
 from backend.core.db import get_engine
 from backend.core.task_names import CPU_QUEUES
-from backend.services.benchmarks.runners import (
+from backend.services.benchmarks import (
     HEARTBEAT_EVERY,
     heartbeat,
     mark_offline,

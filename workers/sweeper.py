@@ -21,9 +21,9 @@ from celery.signals import worker_ready, worker_shutdown
 from backend.core.config import Settings, get_settings
 from backend.core.db import get_engine
 from backend.core.task_names import CPU_QUEUES, INGEST_QUEUE
-from backend.services.loading.requeue import sweep_traces
-from backend.services.outbox.messages import sweep_outbox
-from backend.services.traces.blob_sweep import sweep_blobs
+from backend.services.loading import sweep_traces
+from backend.services.outbox import sweep_outbox
+from backend.services.traces import sweep_blobs
 from ingest.archive import remove_stale_scratch
 
 log = logging.getLogger(__name__)

@@ -10,8 +10,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPBearer
 
 from backend.api.deps import SettingsDep
-from backend.services.auth.permissions import Permission, authorize
-from backend.services.auth.resolve import Identity
+from backend.services.auth import Identity, Permission, authorize
 
 # Only declares the scheme in the OpenAPI schema (the docs' Authorize button): the gate
 # (`backend.api.auth_gate`) has already read the header.

@@ -1,7 +1,7 @@
 """The gate in front of everything `perfdash serve` answers: the API and the Dash pages.
 
 Pure ASGI middleware, so one check covers the API routes and the WSGI-mounted Dash app
-alike. For each request it resolves the caller (`backend.services.auth.resolve.resolve`) and:
+alike. For each request it resolves the caller (`backend.services.auth.resolve_credentials`) and:
 
 - answers 403 to an unknown or revoked token, 429 to a token over its rate limit;
 - answers 403 to a state-changing request (POST/PUT/PATCH/DELETE) from a session whose
@@ -37,15 +37,16 @@ from backend.api.errors import headers as error_headers
 from backend.api.limits import is_multipart
 from backend.core.config import Settings, get_settings
 from backend.core.db import get_engine
-from backend.services.auth.permissions import UPLOAD_TRACE, authorize
-from backend.services.auth.resolve import (
+from backend.services.auth import (
     STATE_CHANGING,
+    UPLOAD_TRACE,
     Credentials,
+    NewSession,
     Resolution,
+    authorize,
     csrf_matches,
-    resolve,
+    resolve_credentials,
 )
-from backend.services.auth.sessions import NewSession
 from backend.services.errors import ServiceError
 
 OPEN_PATHS = frozenset(
@@ -74,7 +75,7 @@ def credentials(scope: Scope, settings: Settings) -> Credentials:
 
 def _resolve(creds: Credentials, settings: Settings) -> Resolution:
     with Session(get_engine()) as db:
-        return resolve(db, creds, settings)
+        return resolve_credentials(db, creds, settings)
 
 
 def _wants_page(scope: Scope) -> bool:

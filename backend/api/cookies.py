@@ -10,7 +10,7 @@ callback (`getCSRFHeader` in dash-renderer); those names are Dash's defaults.
 from starlette.responses import Response
 
 from backend.core.config import Settings
-from backend.services.auth.sessions import NewSession
+from backend.services.auth import NewSession
 
 SESSION_COOKIE = "perfdash_session"
 CSRF_COOKIE = "_csrf_token"

@@ -14,7 +14,7 @@ from backend.api.routes import (
     traces,
     webhooks,
 )
-from backend.services.auth.permissions import READ
+from backend.services.auth import READ
 
 # Every route needs at least READ: with AUTH on, anonymous callers reach none.
 api_router = APIRouter(prefix="/api/v1", dependencies=[Depends(require(READ))])

@@ -1,6 +1,6 @@
 """The /api/v1/traces contract, on SQLite and PostgreSQL, with the real ingest service.
 
-The worker's task is a thin adapter over `trace_ingest.ingest_trace`; calling the service
+The worker's task is a thin adapter over `loading.pipeline.ingest_trace`; calling the service
 here keeps these tests fast. tests/workers/ runs the same path through a real worker.
 """
 

@@ -15,8 +15,9 @@ from sqlmodel import Session
 
 from backend.core.config import Settings
 from backend.models import Trace, TraceStatus
-from backend.services.loading.pipeline import claim_trace, ingest_trace
+from backend.services.loading.pipeline import ingest_trace
 from backend.services.loading.requeue import sweep_traces
+from backend.services.traces.states import claim_trace
 from tests.factories import upload_trace
 
 SMALL = Path(__file__).resolve().parents[1] / "data" / "torch" / "h200_train_step.pt.trace.json.gz"

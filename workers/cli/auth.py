@@ -108,7 +108,7 @@ def _run(action: Callable[[Session], str]) -> int:
 
 def _user_add(args: argparse.Namespace) -> int:
     from backend.models.users import Role
-    from backend.services.auth.users import add_user
+    from backend.services.auth import add_user
 
     try:
         password = _password(args)
@@ -125,7 +125,7 @@ def _user_add(args: argparse.Namespace) -> int:
 
 def _user_set_role(args: argparse.Namespace) -> int:
     from backend.models.users import Role
-    from backend.services.auth.users import set_role
+    from backend.services.auth import set_role
 
     return _run(
         lambda s: f"user {set_role(s, args.name, Role(args.role)).username!r} is now {args.role}"
@@ -133,7 +133,7 @@ def _user_set_role(args: argparse.Namespace) -> int:
 
 
 def _user_passwd(args: argparse.Namespace) -> int:
-    from backend.services.auth.users import set_password
+    from backend.services.auth import set_password
 
     try:
         password = _password(args)
@@ -144,7 +144,7 @@ def _user_passwd(args: argparse.Namespace) -> int:
 
 
 def _user_disable(args: argparse.Namespace) -> int:
-    from backend.services.auth.users import disable_user
+    from backend.services.auth import disable_user
 
     return _run(
         lambda s: f"user {args.name!r} disabled, {disable_user(s, args.name)} sessions ended"
@@ -163,7 +163,7 @@ def _when(moment: object) -> str:
 
 
 def _user_list(_args: argparse.Namespace) -> int:
-    from backend.services.auth.users import list_users
+    from backend.services.auth import list_users
 
     def action(session: Session) -> str:
         rows = [("USER", "ROLE", "STATE", "LOGIN", "CREATED")]
@@ -177,7 +177,7 @@ def _user_list(_args: argparse.Namespace) -> int:
 
 
 def _token_create(args: argparse.Namespace) -> int:
-    from backend.services.auth.tokens import create_token
+    from backend.services.auth import create_token
 
     try:
         with _database() as session:
@@ -195,7 +195,7 @@ def _token_create(args: argparse.Namespace) -> int:
 
 
 def _token_list(_args: argparse.Namespace) -> int:
-    from backend.services.auth.tokens import list_tokens
+    from backend.services.auth import list_tokens
 
     def action(session: Session) -> str:
         rows = [("ID", "PREFIX", "NAME", "SCOPES", "CREATED", "LAST USED", "REVOKED")]
@@ -210,6 +210,6 @@ def _token_list(_args: argparse.Namespace) -> int:
 
 
 def _token_revoke(args: argparse.Namespace) -> int:
-    from backend.services.auth.tokens import revoke_token
+    from backend.services.auth import revoke_token
 
     return _run(lambda s: f"token {revoke_token(s, args.key).prefix}... is revoked")

@@ -15,7 +15,7 @@ from backend.core.config import get_settings
 from backend.core.db import get_engine
 from backend.main import create_app
 from backend.models import Trace
-from backend.services.traces.lifecycle import accept_upload
+from backend.services.traces import accept_upload
 from dashboard.app import create_dash_app
 
 log = logging.getLogger(__name__)

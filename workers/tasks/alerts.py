@@ -13,7 +13,7 @@ from sqlalchemy.exc import OperationalError
 from backend.core.config import get_settings
 from backend.core.db import get_engine
 from backend.core.task_names import DELIVER_WEBHOOK
-from backend.services.slas.alerts import deliver
+from backend.services.slas import deliver
 from workers.celery_app import app
 
 

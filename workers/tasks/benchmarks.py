@@ -22,16 +22,17 @@ from backend.core.config import get_settings
 from backend.core.db import get_engine
 from backend.core.task_names import BENCH_TICK, RUN_BENCHMARK
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec
-from backend.services.benchmarks.runs import (
+from backend.services.benchmarks import (
     FailureReason,
+    check_storage_paths,
     claim_run,
+    enqueue_due_runs,
     fail_run,
     finish_run,
     requeue_run,
 )
-from backend.services.benchmarks.specs import check_storage_paths, enqueue_due_runs
 from backend.services.errors import InvalidInputError
-from backend.services.traces.lifecycle import accept_upload
+from backend.services.traces import accept_upload
 from workers import runner_registry  # noqa: F401  (connects the worker_ready signal)
 from workers.bench.launcher import Outcome, install_at_ref, launch
 from workers.bench.spec import Determinism, Kind, RunRequest

@@ -12,7 +12,7 @@ from sqlalchemy.exc import OperationalError
 from backend.core.config import get_settings
 from backend.core.db import get_engine
 from backend.core.task_names import INGEST_TRACE
-from backend.services.loading.pipeline import ingest_trace as run_ingest
+from backend.services.loading import ingest_trace as run_ingest
 from workers import sweeper  # noqa: F401  (connects the worker_ready signal)
 from workers.celery_app import app
 

@@ -22,14 +22,14 @@ from backend.models.benchmarks import (
     RunRequestBody,
     SpecChange,
 )
-from backend.services.auth.permissions import (
+from backend.services import benchmarks as service
+from backend.services.auth import (
     CHANGE_BENCHMARK,
     CHANGE_RUNNER_CODE,
     RUN_BENCHMARK,
     authorize,
 )
-from backend.services.benchmarks import specs as service
-from backend.services.benchmarks.runners import list_runners
+from backend.services.benchmarks import list_runners
 
 router = APIRouter(prefix="/benchmarks", tags=["benchmarks"])
 benchmark_runs_router = APIRouter(prefix="/benchmark-runs", tags=["benchmark_runs"])

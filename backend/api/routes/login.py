@@ -32,8 +32,7 @@ from backend.api.deps import SessionDep, SettingsDep
 from backend.api.errors import headers as error_headers
 from backend.api.errors import status_of
 from backend.core.config import Settings
-from backend.services.auth.resolve import sign_in
-from backend.services.auth.sessions import find_session, revoke_session
+from backend.services.auth import find_session, revoke_session, sign_in
 from backend.services.errors import ServiceError
 
 router = APIRouter(tags=["login"], include_in_schema=False)

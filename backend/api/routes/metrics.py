@@ -7,10 +7,9 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Query, status
 from backend.api.access import require
 from backend.api.deps import Offset, SessionDep
 from backend.models.metrics import MetricRunsPublic, SeriesPublic
-from backend.services.auth.permissions import PUSH_METRICS
-from backend.services.metrics.formats import FORMATS, MetricDocumentError
-from backend.services.metrics.push import PushResult, push_metrics
-from backend.services.series import reads as metric_reads
+from backend.services import metrics, series, slas
+from backend.services.auth import PUSH_METRICS
+from backend.services.metrics import FORMATS, MetricDocumentError, PushResult, push_metrics
 
 router = APIRouter(prefix="/metrics", tags=["metrics"])
 WriteToken = Annotated[object, Depends(require(PUSH_METRICS))]
@@ -58,7 +57,7 @@ def list_runs(
     offset: Offset = 0,
 ) -> MetricRunsPublic:
     """Recent metric runs, newest first, with their points and verdicts."""
-    items, count, skipped = metric_reads.list_runs(
+    items, count, skipped = metrics.list_runs(
         session, project=project, branch=branch, limit=limit, offset=offset
     )
     return MetricRunsPublic(items=items, count=count, skipped=skipped)
@@ -75,7 +74,7 @@ def get_series(
     limit: Annotated[int, Query(ge=1, le=5000)] = 500,
 ) -> SeriesPublic:
     """One series over metric runs (oldest first) with change points and SLA thresholds."""
-    return metric_reads.get_series(
+    found = series.get_series(
         session,
         project=project,
         benchmark=benchmark,
@@ -84,9 +83,10 @@ def get_series(
         environment={"gpu_model": gpu} if gpu else None,
         limit=limit,
     )
+    return slas.add_series_slas(session, found)
 
 
 @router.get("/facets")
 def facets(session: SessionDep) -> dict[str, list[str]]:
     """Projects, branches and GPU models seen, for filters."""
-    return metric_reads.facets(session)
+    return metrics.facets(session)

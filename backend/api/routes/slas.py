@@ -16,12 +16,8 @@ from backend.models.slas import (
     SlaPublic,
     SlasPublic,
 )
-from backend.services.auth.permissions import CHANGE_SLAS
-from backend.services.auth.resolve import Identity
-from backend.services.series import reads as metric_reads
-from backend.services.slas import baselines
-from backend.services.slas import definitions as service
-from backend.services.slas.evaluate import latest_evaluations
+from backend.services import slas as service
+from backend.services.auth import CHANGE_SLAS, Identity
 
 router = APIRouter(prefix="/slas", tags=["slas"])
 WriteToken = Annotated[object, Depends(require(CHANGE_SLAS))]
@@ -67,7 +63,7 @@ def board(
     spark: Annotated[int, Query(ge=0, le=SPARKLINE_LENGTH)] = SPARKLINE_LENGTH,
 ) -> list[dict[str, Any]]:
     """Every SLA with its status, last value, threshold and a sparkline of recent values."""
-    return metric_reads.board(session, project=project, branch=branch, gpu=gpu, spark=spark)
+    return service.read_board(session, project=project, branch=branch, gpu=gpu, spark=spark)
 
 
 @router.get("/{sla_id}")
@@ -95,7 +91,7 @@ def evaluations(
 ) -> list[SlaEvaluationPublic]:
     """An SLA's verdicts, newest first."""
     service.get_sla(session, sla_id)
-    rows = latest_evaluations(session, sla_id, limit)
+    rows = service.latest_evaluations(session, sla_id, limit)
     return [SlaEvaluationPublic.model_validate(r, from_attributes=True) for r in rows]
 
 
@@ -106,11 +102,11 @@ def accept_baseline(
     """Accept a commit's level as the SLA's new baseline (default: where its open
     regression began); who, when and why are recorded."""
     who = writer.label if writer else "anonymous"
-    return baselines.accept_baseline(session, sla_id, data, accepted_by=who)
+    return service.accept_baseline(session, sla_id, data, accepted_by=who)
 
 
 @router.get("/{sla_id}/baseline-acceptances")
 def baseline_acceptances(sla_id: str, session: SessionDep) -> list[BaselineAcceptancePublic]:
     """The SLA's accepted baselines, oldest first."""
     service.get_sla(session, sla_id)
-    return baselines.list_acceptances(session, sla_id=sla_id)
+    return service.list_acceptances(session, sla_id=sla_id)

@@ -16,12 +16,10 @@ from backend.models.timeline import (
     TimelineOverview,
     TimelineWindow,
 )
-from backend.services.auth.permissions import CHANGE_TRACE
+from backend.services import timeline as service
+from backend.services.auth import CHANGE_TRACE
 from backend.services.errors import InvalidInputError
-from backend.services.timeline import events as events_service
-from backend.services.timeline import steps as steps_service
-from backend.services.timeline import windows as service
-from backend.services.traces.chrome_export import export_chrome_trace
+from backend.services.traces import export_chrome_trace
 
 router = APIRouter(prefix="/traces", tags=["timeline"])
 
@@ -69,13 +67,13 @@ def get_timeline_steps(
     ] = None,
 ) -> StepsPublic:
     """The step windows, for jumping to a step, and the marker they come from."""
-    return steps_service.list_steps(session=session, trace_id=trace_id, marker=step_marker)
+    return service.list_steps(session=session, trace_id=trace_id, marker=step_marker)
 
 
 @router.put("/{trace_id}/step-marker", dependencies=[Depends(require(CHANGE_TRACE))])
 def put_step_marker(trace_id: str, choice: StepMarkerChoice, session: SessionDep) -> StepsPublic:
     """Keep a step marker for the trace (null: automatic) and re-derive its step times."""
-    return steps_service.set_step_marker(session=session, trace_id=trace_id, marker=choice.marker)
+    return service.set_step_marker(session=session, trace_id=trace_id, marker=choice.marker)
 
 
 @router.get("/{trace_id}/timeline/search")
@@ -88,7 +86,7 @@ def search_timeline(
     limit: Annotated[int, Query(ge=1, le=5000)] = 200,
 ) -> SearchResult:
     """Event names containing q, and where the first matches are in the window."""
-    return events_service.search(
+    return service.search(
         session=session, trace_id=trace_id, query=q, start_ns=start_ns, end_ns=end_ns,
         limit=limit,
     )  # fmt: skip
@@ -102,13 +100,13 @@ def get_timeline_gaps(
     limit: Annotated[int, Query(ge=1, le=10_000)] = 50,
 ) -> GapsPublic:
     """Idle gaps on GPU lanes, longest first, classified host/launch/sync-bound."""
-    return events_service.list_gaps(session=session, trace_id=trace_id, min_ns=min_ns, limit=limit)
+    return service.list_gaps(session=session, trace_id=trace_id, min_ns=min_ns, limit=limit)
 
 
 @router.get("/{trace_id}/events/{event_id}")
 def get_event(trace_id: str, event_id: int, session: SessionDep) -> EventDetail:
     """One event with its args, its CPU launch and its kernel's stats."""
-    return events_service.get_event_detail(session=session, trace_id=trace_id, event_id=event_id)
+    return service.get_event_detail(session=session, trace_id=trace_id, event_id=event_id)
 
 
 @router.get("/{trace_id}/export.json", response_class=StreamingResponse)

@@ -15,8 +15,7 @@ from backend.api.deps import Offset, SessionDep
 from backend.models.kernel_stats import KernelGroupBy, KernelSort, KernelStatsPublic
 from backend.models.trace_summary import TraceSummaryPublic
 from backend.models.traces import TraceStatus
-from backend.services.traces import kernel_stats
-from backend.services.traces.lifecycle import get_trace
+from backend.services.traces import get_trace, list_kernel_stats
 
 router = APIRouter(prefix="/traces", tags=["traces"])
 
@@ -42,7 +41,7 @@ def get_kernels(
     q: Annotated[str | None, Query(max_length=512, description="Name contains (any case).")] = None,
 ) -> KernelStatsPublic:
     """Kernel stats by name (or per stream, device, rank, launching CPU op), paged."""
-    return kernel_stats.list_kernel_stats(
+    return list_kernel_stats(
         session=session,
         trace_id=trace_id,
         group=group,

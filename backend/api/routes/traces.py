@@ -17,11 +17,11 @@ from backend.models import (
     TracesPublic,
     TraceStatus,
 )
-from backend.services.auth.permissions import DELETE_TRACE, UPLOAD_TRACE
+from backend.services import traces as service
+from backend.services.auth import DELETE_TRACE, UPLOAD_TRACE
 from backend.services.errors import TooLargeError
-from backend.services.loading.progress import read_progress
-from backend.services.traces import lifecycle as service
-from backend.services.traces.upload_bundle import bundle_uploads
+from backend.services.loading import read_progress
+from backend.services.traces import bundle_uploads
 
 router = APIRouter(prefix="/traces", tags=["traces"])
 MULTIPART_OVERHEAD = 64 * 1024

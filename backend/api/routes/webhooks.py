@@ -12,9 +12,9 @@ from fastapi import APIRouter, Depends, Query, Response, status
 from backend.api.access import IdentityDep, require
 from backend.api.deps import SessionDep, SettingsDep
 from backend.models.webhooks import WebhookCreate, WebhookDeliveryPublic, WebhookPublic
-from backend.services.auth.permissions import CHANGE_WEBHOOKS, READ_WEBHOOK_TARGETS, permits
-from backend.services.slas import webhooks as service
-from backend.services.slas.webhook_targets import redact_url
+from backend.services import slas as service
+from backend.services.auth import CHANGE_WEBHOOKS, READ_WEBHOOK_TARGETS, permits
+from backend.services.slas import redact_url
 
 router = APIRouter(prefix="/webhooks", tags=["webhooks"])
 WriteToken = Annotated[object, Depends(require(CHANGE_WEBHOOKS))]

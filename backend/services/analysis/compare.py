@@ -27,7 +27,7 @@ from backend.models.kernel_stats import KernelGroupStatRecord
 from backend.services.analysis import summary_view as sv
 from backend.services.analysis.compare_kernels import KernelMatch, KernelRow, match_kernels
 from backend.services.analysis.compare_report import render_markdown
-from backend.services.traces.lifecycle import get_trace
+from backend.services.traces import get_trace
 
 PER_STEP, SHARE = "per_step", "share"
 HEADLINE_ITEMS = 5

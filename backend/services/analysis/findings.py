@@ -19,7 +19,7 @@ from backend.models.analyses import Finding, FindingsPublic, MemorySeries
 from backend.services.analysis import summary_view as sv
 from backend.services.analysis.compare_report import format_duration
 from backend.services.analysis.memory import compute_memory
-from backend.services.traces.lifecycle import get_trace
+from backend.services.traces import get_trace
 
 IDLE_PCT = 20.0
 PAGEABLE_PCT = 1.0

@@ -17,7 +17,7 @@ from sqlmodel import Session, col, select
 
 from backend.models import TraceEvent
 from backend.models.analyses import MemoryPublic, MemorySeries
-from backend.services.traces.lifecycle import get_trace
+from backend.services.traces import get_trace
 
 CPU_DEVICE_TYPE = 0
 MAX_POINTS = 2000

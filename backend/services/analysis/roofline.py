@@ -20,7 +20,7 @@ from backend.models import Trace, TraceEvent
 from backend.models.analyses import Roof, RooflineDevice, RooflinePoint, RooflinePublic
 from backend.services.analysis.gpu_specs import lookup_spec
 from backend.services.analysis.op_flops import ESTIMATED_OPS, estimate_op
-from backend.services.traces.lifecycle import get_trace
+from backend.services.traces import get_trace
 
 MEASURED_KEYS = ("flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor")
 # The roof a point is judged against: its own precision's roof if the device has one

@@ -14,7 +14,7 @@ A request may carry, in this order of precedence:
 Sessions (2 and 3) come with a CSRF token that state-changing requests must echo in
 `X-CSRFToken` (`csrf_matches`). With `AUTH=off` cookies and the proxy header are ignored.
 
-Public surface: `Credentials`, `Identity`, `Resolution`, `resolve`, `csrf_matches`,
+Public surface: `Credentials`, `Identity`, `Resolution`, `resolve_credentials`, `csrf_matches`,
 `sign_in`, `client_address`, `is_trusted_proxy`, `STATE_CHANGING`.
 """
 
@@ -154,7 +154,7 @@ def _proxy_name(creds: Credentials, settings: Settings) -> str | None:
     return creds.proxy_user.strip() or None
 
 
-def resolve(db: Session, creds: Credentials, settings: Settings) -> Resolution:
+def resolve_credentials(db: Session, creds: Credentials, settings: Settings) -> Resolution:
     """Who `creds` belong to; an empty Resolution means anonymous.
 
     Raises:

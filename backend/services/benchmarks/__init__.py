@@ -1,1 +1,51 @@
 """Benchmark specs, runs, runners and their cron schedules."""
+
+from backend.services.benchmarks.runners import (
+    HEARTBEAT_EVERY,
+    heartbeat,
+    list_runners,
+    mark_offline,
+    register_runner,
+)
+from backend.services.benchmarks.runs import (
+    FailureReason,
+    claim_run,
+    fail_run,
+    finish_run,
+    requeue_run,
+)
+from backend.services.benchmarks.specs import (
+    check_storage_paths,
+    delete_spec,
+    enqueue_due_runs,
+    get_run,
+    get_spec,
+    list_runs,
+    list_specs,
+    request_run,
+    runs_user_code,
+    upsert_spec,
+)
+
+__all__ = [
+    "HEARTBEAT_EVERY",
+    "FailureReason",
+    "check_storage_paths",
+    "claim_run",
+    "delete_spec",
+    "enqueue_due_runs",
+    "fail_run",
+    "finish_run",
+    "get_run",
+    "get_spec",
+    "heartbeat",
+    "list_runners",
+    "list_runs",
+    "list_specs",
+    "mark_offline",
+    "register_runner",
+    "request_run",
+    "requeue_run",
+    "runs_user_code",
+    "upsert_spec",
+]

@@ -16,8 +16,7 @@ from sqlmodel import Session, col, select
 from backend.core.clock import utc_now
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, RunStatus, WorkloadKind
 from backend.models.metrics import MetricPoint, MetricRun
-from backend.services.metrics.formats import MetricDocumentError
-from backend.services.metrics.push import push_metrics
+from backend.services.metrics import MetricDocumentError, push_metrics
 
 
 class FailureReason(StrEnum):

@@ -31,9 +31,9 @@ from backend.models.benchmarks import (
     SpecChange,
     WorkloadKind,
 )
+from backend.services import outbox
 from backend.services.benchmarks.cron import CronError, due_between, parse_cron
 from backend.services.errors import InvalidInputError, NotFoundError
-from backend.services.outbox import messages as outbox
 
 # Fields that change what is measured; the spec hash covers exactly these.
 _MEASURED = (

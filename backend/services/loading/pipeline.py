@@ -8,22 +8,25 @@ import gc
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col
 
 from backend.core.allocator import pin_mmap_threshold
-from backend.core.clock import utc_now
 from backend.core.config import Settings
 from backend.models import KernelStatRecord, Trace, TraceEvent, TraceStatus
 from backend.services.loading.event_store import insert_events
 from backend.services.loading.progress import ProgressReporter
-from backend.services.timeline.collect import TimelineCollector
-from backend.services.timeline.index import write_timeline_index
-from backend.services.traces.blob_store import blob_path
-from backend.services.traces.kernel_stats import store_kernel_stats
+from backend.services.timeline import TimelineCollector, write_timeline_index
+from backend.services.traces import (
+    blob_path,
+    claim_trace,
+    mark_failed,
+    mark_ready,
+    requeue_or_fail,
+    store_kernel_stats,
+)
 from ingest import PARSER_VERSION, SCHEMA_VERSION, IngestError, parse_file
 from ingest.aggregate import TraceAggregator
 from ingest.errors import is_disk_full
@@ -67,7 +70,7 @@ def ingest_trace(
         with _gc_paused(), engine.begin() as conn:
             _load(conn, trace_id, settings, sha, name, progress)
     except IngestError as e:
-        _mark_failed(engine, trace_id, str(e))
+        mark_failed(engine, trace_id, str(e))
         return TraceStatus.FAILED
     except Exception as e:
         if is_disk_full(e):
@@ -75,10 +78,10 @@ def ingest_trace(
         if _raised_by(e, time_limit_errors):
             limit = settings.ingest_time_limit_s
             message = f"ingest stopped: it ran past the {limit} s time limit (INGEST_TIME_LIMIT_S)"
-            _mark_failed(engine, trace_id, message)
+            mark_failed(engine, trace_id, message)
             return TraceStatus.FAILED
         log.exception("ingest of trace %s failed unexpectedly", trace_id)
-        _mark_failed(engine, trace_id, f"internal error while ingesting: {type(e).__name__}: {e}")
+        mark_failed(engine, trace_id, f"internal error while ingesting: {type(e).__name__}: {e}")
         raise
     finally:
         progress.clear()
@@ -137,30 +140,22 @@ def _store(
     store_kernel_stats(
         conn, trace_id=trace_id, kernels=stats.kernels(), groups=aggregator.kernel_groups()
     )
-    conn.execute(
-        update(Trace)
-        .where(Trace.id == trace_id)  # type: ignore[arg-type]
-        .values(
-            status=TraceStatus.READY,
-            error=None,
-            format=parsed.header.format.value,
-            parser_version=PARSER_VERSION,
-            schema_version=SCHEMA_VERSION,
-            event_counts=dict(stats.counts),
-            devices=[
-                {"index": d.index, "name": d.name, **d.properties} for d in parsed.header.devices
-            ],
-            trace_metadata=parsed.header.metadata,
-            skipped_events=report.skipped,
-            warnings=report.warnings,
-            start_ns=stats.start_ns,
-            duration_ns=stats.duration_ns,
-            summary=summary,
-            progress=None,
-            ingest_claimed_until=None,
-            updated_at=utc_now(),
-        )
-    )
+    loaded = {
+        "format": parsed.header.format.value,
+        "parser_version": PARSER_VERSION,
+        "schema_version": SCHEMA_VERSION,
+        "event_counts": dict(stats.counts),
+        "devices": [
+            {"index": d.index, "name": d.name, **d.properties} for d in parsed.header.devices
+        ],
+        "trace_metadata": parsed.header.metadata,
+        "skipped_events": report.skipped,
+        "warnings": report.warnings,
+        "start_ns": stats.start_ns,
+        "duration_ns": stats.duration_ns,
+        "summary": summary,
+    }
+    mark_ready(conn, trace_id, loaded)
 
 
 @contextmanager
@@ -180,35 +175,6 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def claim_trace(engine: Engine, trace_id: str, *, lease_s: int) -> bool:
-    """Mark the trace `processing` for this worker unless another worker holds it.
-
-    A claim is held for `lease_s` (the task's hard time limit, past which no worker can
-    still be running it) and released when the trace is ready or failed. One conditional
-    UPDATE, so two workers given the same trace (a redelivered message, a sweeper re-send)
-    never both load it: that would double its events.
-
-    Returns:
-        Whether this caller now owns the ingest.
-    """
-    now = utc_now()
-    claimed_until = col(Trace.ingest_claimed_until)
-    with engine.begin() as conn:
-        claimed = conn.execute(
-            update(Trace)
-            .where(col(Trace.id) == trace_id, or_(claimed_until.is_(None), claimed_until < now))
-            .values(
-                status=TraceStatus.PROCESSING,
-                error=None,
-                progress=None,
-                ingest_attempts=col(Trace.ingest_attempts) + 1,
-                ingest_claimed_until=now + timedelta(seconds=lease_s),
-                updated_at=now,
-            )
-        )
-    return claimed.rowcount == 1
 
 
 def _raised_by(error: BaseException, kinds: tuple[type[Exception], ...]) -> bool:
@@ -231,39 +197,5 @@ def _retry_later(
     """The server's disk filled up: queue the trace again (the sweeper re-sends it after
     REQUEUE_AFTER_S), or, once it has had MAX_INGEST_ATTEMPTS, fail it saying whose fault."""
     log.warning("ingest of trace %s stopped: the server's disk is full (%s)", trace_id, error)
-    message = f"the server's disk is full ({error}); this is not a problem with the uploaded file"
-    with engine.begin() as conn:
-        attempts = conn.execute(
-            select(col(Trace.ingest_attempts)).where(col(Trace.id) == trace_id)
-        ).scalar_one_or_none()
-        if (attempts or 0) >= settings.max_ingest_attempts:
-            status, message = TraceStatus.FAILED, f"{message}; gave up after {attempts} attempts"
-        else:
-            status, message = TraceStatus.QUEUED, f"{message}; the ingest will be retried"
-        conn.execute(
-            update(Trace)
-            .where(col(Trace.id) == trace_id)
-            .values(
-                status=status,
-                error=message[:4000],
-                progress=None,
-                ingest_claimed_until=None,
-                updated_at=utc_now(),
-            )
-        )
-    return status
-
-
-def _mark_failed(engine: Engine, trace_id: str, message: str) -> None:
-    with engine.begin() as conn:
-        conn.execute(
-            update(Trace)
-            .where(Trace.id == trace_id)  # type: ignore[arg-type]
-            .values(
-                status=TraceStatus.FAILED,
-                error=message[:4000],
-                progress=None,
-                ingest_claimed_until=None,
-                updated_at=utc_now(),
-            )
-        )
+    reason = f"the server's disk is full ({error}); this is not a problem with the uploaded file"
+    return requeue_or_fail(engine, trace_id, reason, max_attempts=settings.max_ingest_attempts)

@@ -14,7 +14,6 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -22,6 +21,7 @@ from backend.core.config import Settings
 from backend.core.queue import try_enqueue
 from backend.core.task_names import INGEST_QUEUE, INGEST_TRACE
 from backend.models import Trace, TraceStatus
+from backend.services.traces import fail_abandoned, requeue_stale
 
 log = logging.getLogger(__name__)
 _BATCH = 500
@@ -68,7 +68,12 @@ def sweep_traces(*, engine: Engine, settings: Settings, now: datetime | None = N
     result = SweepResult()
     for trace_id, status, seen_at, attempts in rows:
         give_up = status == TraceStatus.PROCESSING and attempts >= settings.max_ingest_attempts
-        if not _touch(engine, trace_id, seen_at, now, give_up=give_up, attempts=attempts):
+        moved = (
+            fail_abandoned(engine, trace_id, seen_at=seen_at, now=now, attempts=attempts)
+            if give_up
+            else requeue_stale(engine, trace_id, seen_status=status, seen_at=seen_at, now=now)
+        )
+        if not moved:
             continue  # another sweeper, or a worker, changed it since we read it
         if give_up:
             result.failed.append(trace_id)
@@ -84,28 +89,3 @@ def sweep_traces(*, engine: Engine, settings: Settings, now: datetime | None = N
             len(result.unsent),
         )
     return result
-
-
-def _touch(
-    engine: Engine, trace_id: str, seen_at: datetime, now: datetime, *, give_up: bool, attempts: int
-) -> bool:
-    """Move the row to `queued` (or `failed`) if nobody changed it since `seen_at`."""
-    values: dict[str, object] = {
-        "status": TraceStatus.QUEUED,
-        "progress": None,
-        "ingest_claimed_until": None,
-        "updated_at": now,
-    }
-    if give_up:
-        values["status"] = TraceStatus.FAILED
-        values["error"] = (
-            f"ingest did not finish in {attempts} attempts: the worker died each time "
-            "(killed, out of memory, or past the hard time limit INGEST_TIME_LIMIT_S)"
-        )
-    with engine.begin() as conn:
-        done = conn.execute(
-            update(Trace)
-            .where(col(Trace.id) == trace_id, col(Trace.updated_at) == seen_at)
-            .values(**values)
-        )
-    return done.rowcount == 1

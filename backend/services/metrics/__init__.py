@@ -1,1 +1,16 @@
-"""Metric pushes: the accepted document formats, their problems, and the push transaction."""
+"""Metric pushes: the accepted document formats, their problems, the push transaction, and the
+runs page with its filter facets.
+"""
+
+from backend.services.metrics.formats import FORMATS, MetricDocumentError
+from backend.services.metrics.push import PushResult, push_metrics
+from backend.services.metrics.runs import facets, list_runs
+
+__all__ = [
+    "FORMATS",
+    "MetricDocumentError",
+    "PushResult",
+    "facets",
+    "list_runs",
+    "push_metrics",
+]

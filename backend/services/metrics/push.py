@@ -18,15 +18,14 @@ from typing import Any
 
 from sqlalchemy import Table
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, SQLModel, col, select
+from sqlmodel import Session, SQLModel, select
 
 from backend.models.metrics import MetricPoint, MetricRun
-from backend.models.slas import Sla, SlaEvaluation, SlaVerdict, Verdict
+from backend.models.slas import SlaVerdict, Verdict
+from backend.services import outbox
 from backend.services.metrics.formats import ParsedPoint, ParsedPush, parse_document
-from backend.services.outbox import messages as outbox
-from backend.services.series.statistics import summarize
-from backend.services.slas import alerts
-from backend.services.slas.evaluate import affected_slas, evaluate_run
+from backend.services.series import summarize
+from backend.services.slas import affected_slas, evaluate_run, record_changes, stored_verdicts
 
 log = logging.getLogger(__name__)
 _POINTS: Table = MetricPoint.__table__  # type: ignore[attr-defined]
@@ -92,37 +91,6 @@ def _get_or_create_run(session: Session, push: ParsedPush, benchmark: str) -> Me
     return run
 
 
-def _stored_verdicts(session: Session, run: MetricRun) -> list[SlaVerdict]:
-    """The verdicts given when this run was first pushed (a retry gets the same answer).
-
-    `previous` is the verdict itself, so a retry is never seen as a status change.
-    """
-    rows = session.exec(
-        select(SlaEvaluation, Sla)
-        .join(Sla, col(Sla.id) == col(SlaEvaluation.sla_id))
-        .where(SlaEvaluation.run_id == run.id)
-        .order_by(col(Sla.name))
-    ).all()
-    return [
-        SlaVerdict(
-            sla_id=s.id,
-            name=s.name,
-            severity=s.severity,
-            project=s.project,
-            benchmark=s.benchmark,
-            metric=s.metric,
-            rule=s.rule,
-            verdict=e.verdict,
-            observed=e.observed,
-            threshold=e.threshold,
-            baseline=e.baseline,
-            previous=e.verdict,
-            details=e.details,
-        )
-        for e, s in rows
-    ]
-
-
 def _store_benchmark(
     session: Session, push: ParsedPush, benchmark: str, points: list[ParsedPoint]
 ) -> tuple[MetricRun, int, list[SlaVerdict]]:
@@ -134,7 +102,7 @@ def _store_benchmark(
     )
     new = [p for p in points if p.metric not in existing]
     if not new:
-        return run, len(points), _stored_verdicts(session, run)
+        return run, len(points), stored_verdicts(session, run)
     rows = [_point_row(run.id, p) for p in new]
     # Core executemany, not the ORM: the ORM bulk path costs more than the database here.
     session.connection().execute(_POINTS.insert(), rows)
@@ -191,7 +159,7 @@ def push_metrics(
     for attempt in (1, 2):
         try:
             result = _store(session, push)
-            messages = alerts.record_changes(session, result.verdicts)
+            messages = record_changes(session, result.verdicts)
             session.commit()
             break
         except IntegrityError:

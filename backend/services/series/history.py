@@ -3,19 +3,24 @@
 SLA evaluation (baselines, windows, change points) and the series page read history
 through here, so "which runs belong to a series" is decided in one place.
 
-Public surface: `SeriesRow`, `history`, `env_matches`, `representative`, `point_stat`.
+Public surface: `SeriesRow`, `read_history`, `env_matches`, `representative`, `point_stat`,
+`in_window`, `count_skipped`.
 """
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlmodel import Session, and_, col, or_, select
+from sqlalchemy import ColumnElement, not_
+from sqlmodel import Session, and_, col, func, or_, select
 
 from backend.models.metrics import MetricPoint, MetricRun
 from backend.models.slas import Statistic
 from backend.services.series.time_window import TimeWindow, within
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +53,23 @@ def point_stat(point: MetricPoint, statistic: Statistic) -> float | None:
     return value
 
 
-def history(
+def in_window() -> ColumnElement[bool]:
+    """A SQL condition: the run's timestamp lies in the settings' window (what reads keep)."""
+    return within(MetricRun.timestamp, TimeWindow.current(), datetime.now(UTC))
+
+
+def count_skipped(session: Session, *where: Any, join_points: bool = False) -> int:
+    """Runs matching `where` that reads leave out for their timestamp, logged when any."""
+    query = select(func.count(col(MetricRun.id).distinct())).select_from(MetricRun)
+    if join_points:
+        query = query.join(MetricPoint, col(MetricPoint.run_id) == col(MetricRun.id))
+    skipped = session.exec(query.where(*where, not_(in_window()))).one()
+    if skipped:
+        log.warning("left out %d metric runs whose timestamp is outside the window", skipped)
+    return skipped
+
+
+def read_history(
     session: Session,
     *,
     project: str,
@@ -83,7 +104,7 @@ def history(
             MetricRun.project == project,
             MetricRun.benchmark == benchmark,
             MetricPoint.metric == metric,
-            within(MetricRun.timestamp, TimeWindow.current(), datetime.now(UTC)),
+            in_window(),
         )
         .order_by(col(MetricRun.timestamp).desc(), col(MetricRun.id).desc())
     )

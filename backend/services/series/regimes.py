@@ -6,7 +6,8 @@ is what makes a regression *confirmed*: E-divisive has placed its start, so base
 leave its runs out and every later verdict can name the same first bad commit as the
 series page. Pure: values in, regimes out.
 
-Public surface: `Regime`, `regimes`, `open_regression`, `streak_start`.
+Public surface: `REGRESSION_ALPHA`, `MIN_POINTS`, `Regime`, `find_regimes`, `open_regression`,
+`streak_start`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from dataclasses import dataclass
 from backend.services.series.changepoints import ChangePoint, e_divisive
 
 MIN_POINTS = 6  # E-divisive needs three points either side of a split
+# The significance of the change points that confirm a regression: SLA verdicts and the
+# series page both use it, so both name the same commits.
+REGRESSION_ALPHA = 0.01
 
 
 @functools.lru_cache(maxsize=64)
@@ -46,7 +50,7 @@ def _worse_pct(level: float, reference: float, lower_is_better: bool) -> float:
     return shift if lower_is_better else -shift
 
 
-def regimes(
+def find_regimes(
     values: Sequence[float], *, lower_is_better: bool, tolerance_pct: float, alpha: float
 ) -> list[Regime]:
     """Split a series (oldest first) at its change points and judge each stretch.
@@ -60,8 +64,8 @@ def regimes(
     Returns:
         The regimes in order; one good regime when there is no change point.
 
-    >>> [r.regressed for r in regimes([1.0] * 6 + [2.0] * 6, lower_is_better=True,
-    ...                              tolerance_pct=5, alpha=0.01)]
+    >>> [r.regressed for r in find_regimes([1.0] * 6 + [2.0] * 6, lower_is_better=True,
+    ...                                   tolerance_pct=5, alpha=0.01)]
     [False, True]
     """
     if not values:

@@ -34,7 +34,7 @@ from backend.core.task_names import DELIVER_WEBHOOK, WEBHOOKS_QUEUE
 from backend.models.outbox import OutboxMessage
 from backend.models.slas import Rule, SlaVerdict, Verdict
 from backend.models.webhooks import DeliveryStatus, Webhook, WebhookDelivery, WebhookKind
-from backend.services.outbox import messages as outbox
+from backend.services import outbox
 from backend.services.slas.webhook_http import post
 from backend.services.slas.webhook_targets import TargetRefused, resolve_target
 

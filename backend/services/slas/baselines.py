@@ -1,13 +1,14 @@
 """The baselines of SLAs: which runs they are made of, and accepting a new level.
 
 A baseline reads the SLA's series from its latest accepted baseline on and leaves out the
-runs of confirmed regressions (`regimes`), so a regression does not become the new
+runs of confirmed regressions (`series.regimes`), so a regression does not become the new
 normal by itself: only someone with the right to change SLAs can make it so, with a
 reason, and the acceptance stays in the series for everyone to see.
 
 Public surface: `REGRESSION_ALPHA`, `REGRESSION_HISTORY`, `BASELINE_RULES`,
-`JudgedSeries`, `sla_value`, `lower_is_better`, `judged_series`, `baseline_rows`,
-`accept_baseline`, `list_acceptances`.
+`JudgedSeries`, `sla_value`, `lower_is_better`, `split_series`, `good_runs`, `judged_series`,
+`baseline_rows`, `accept_baseline`, `list_acceptances`. `split_series` and `good_runs` are
+pure (rows in, rows out); the rest read the database.
 """
 
 from dataclasses import dataclass
@@ -23,17 +24,19 @@ from backend.models.slas import (
     Sla,
 )
 from backend.services.errors import InvalidInputError
-from backend.services.series.history import (
+from backend.services.series import (
+    REGRESSION_ALPHA,
+    Regime,
     SeriesRow,
     env_matches,
-    history,
+    find_regimes,
+    open_regression,
     point_stat,
+    read_history,
     representative,
 )
-from backend.services.series.regimes import Regime, open_regression, regimes
 from backend.services.slas.definitions import get_sla
 
-REGRESSION_ALPHA = 0.01
 # Change points are searched in this many newest runs (E-divisive is O(n^2) per split).
 REGRESSION_HISTORY = 60
 BASELINE_RULES = (Rule.RELATIVE, Rule.NO_INCREASE, Rule.REGRESSION)
@@ -71,6 +74,44 @@ def _accepted_since(session: Session, sla: Sla) -> MetricRun | None:
     return session.exec(query.limit(1)).first()
 
 
+def split_series(sla: Sla, rows: list[SeriesRow], *, lower: bool | None = None) -> JudgedSeries:
+    """An SLA's series (`rows` newest first, as read) oldest first, split into regimes.
+
+    Args:
+        sla: the SLA whose rule and tolerance apply.
+        rows: the series, newest first; rows without the SLA's value are dropped.
+        lower: lower is better; None to read it from the newest point.
+
+    Regimes are found in the newest `REGRESSION_HISTORY` values; older ones count as good.
+    """
+    ordered = [r for r in reversed(rows) if sla_value(sla, r.point) is not None]
+    values = [v for r in ordered if (v := sla_value(sla, r.point)) is not None]
+    if not ordered:
+        return JudgedSeries([], [], [])
+    if lower is None:
+        lower = lower_is_better(sla, ordered[-1].point)
+    older = max(0, len(values) - REGRESSION_HISTORY)
+    found = find_regimes(
+        values[older:],
+        lower_is_better=lower,
+        tolerance_pct=sla.tolerance_pct,
+        alpha=REGRESSION_ALPHA,
+    )
+    shifted = [
+        Regime(r.start + older, r.end + older, r.level, r.regressed, r.change) for r in found
+    ]
+    head = [Regime(0, older, sum(values[:older]) / older, False, None)] if older else []
+    return JudgedSeries(ordered, values, head + shifted)
+
+
+def good_runs(judged: JudgedSeries, count: int) -> tuple[list[SeriesRow], SeriesRow | None]:
+    """The newest `count` runs of good regimes (oldest first), and the first run of the
+    confirmed regression left out (None when none was)."""
+    good = [r for g in judged.regimes if not g.regressed for r in judged.rows[g.start : g.end]]
+    left_out = next((judged.rows[g.start] for g in judged.regimes if g.regressed), None)
+    return good[-count:], left_out
+
+
 def judged_series(
     session: Session,
     sla: Sla,
@@ -91,7 +132,7 @@ def judged_series(
         limit: the newest runs to read; regimes are found in the newest
             `REGRESSION_HISTORY` of them, older runs count as good.
     """
-    rows = history(
+    rows = read_history(
         session,
         project=sla.project,
         benchmark=sla.benchmark,
@@ -102,24 +143,7 @@ def judged_series(
         since=_accepted_since(session, sla),
         limit=limit,
     )
-    ordered = [r for r in reversed(rows) if sla_value(sla, r.point) is not None]
-    values = [v for r in ordered if (v := sla_value(sla, r.point)) is not None]
-    if not ordered:
-        return JudgedSeries([], [], [])
-    if lower is None:
-        lower = lower_is_better(sla, ordered[-1].point)
-    older = max(0, len(values) - REGRESSION_HISTORY)
-    found = regimes(
-        values[older:],
-        lower_is_better=lower,
-        tolerance_pct=sla.tolerance_pct,
-        alpha=REGRESSION_ALPHA,
-    )
-    shifted = [
-        Regime(r.start + older, r.end + older, r.level, r.regressed, r.change) for r in found
-    ]
-    head = [Regime(0, older, sum(values[:older]) / older, False, None)] if older else []
-    return JudgedSeries(ordered, values, head + shifted)
+    return split_series(sla, rows, lower=lower)
 
 
 def baseline_rows(
@@ -139,9 +163,7 @@ def baseline_rows(
         exclude_run=run.id,
         limit=max(sla.baseline_runs, REGRESSION_HISTORY),
     )
-    good = [r for g in judged.regimes if not g.regressed for r in judged.rows[g.start : g.end]]
-    left_out = next((judged.rows[g.start] for g in judged.regimes if g.regressed), None)
-    return good[-sla.baseline_runs :], left_out
+    return good_runs(judged, sla.baseline_runs)
 
 
 def _run_of_commit(session: Session, sla: Sla, commit: str) -> MetricRun:

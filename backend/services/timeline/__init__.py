@@ -1,3 +1,28 @@
 """The timeline of a stored trace: collection at ingest, the level-of-detail index, lanes, gaps,
 windows and steps.
 """
+
+from backend.services.timeline.collect import TimelineCollector
+from backend.services.timeline.events import get_event_detail, list_gaps, search
+from backend.services.timeline.index import write_timeline_index
+from backend.services.timeline.steps import list_steps, set_step_marker
+from backend.services.timeline.windows import (
+    DEFAULT_MAX_ITEMS,
+    get_overview,
+    get_window,
+    ready_trace,
+)
+
+__all__ = [
+    "DEFAULT_MAX_ITEMS",
+    "TimelineCollector",
+    "get_event_detail",
+    "get_overview",
+    "get_window",
+    "list_gaps",
+    "list_steps",
+    "ready_trace",
+    "search",
+    "set_step_marker",
+    "write_timeline_index",
+]

@@ -38,7 +38,7 @@ from backend.services.errors import InvalidInputError
 from backend.services.timeline import lanes as lanes_mod
 from backend.services.timeline.lanes import DEVICE, FAMILY_KINDS, LaneKey
 from backend.services.timeline.pyramid import LONG_NS, length_class, level_width, lookback
-from backend.services.traces.lifecycle import get_trace
+from backend.services.traces import get_trace
 
 DEFAULT_MAX_ITEMS = 5000
 SCAN_FACTOR = 4  # index entries a query may read per returned item, at most

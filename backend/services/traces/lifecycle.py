@@ -1,4 +1,4 @@
-"""Trace lifecycle rules: accept an upload, list, read, delete."""
+"""Trace lifecycle rules: accept an upload, list, read, delete (status changes: `states`)."""
 
 import unicodedata
 from collections.abc import Sequence
@@ -14,6 +14,7 @@ from backend.core.task_names import INGEST_QUEUE, INGEST_TRACE
 from backend.models import Trace
 from backend.services.errors import InvalidInputError, NotFoundError
 from backend.services.traces.blob_store import delete_blob, put_blob
+from backend.services.traces.states import INITIAL
 
 NAME_MAX_CHARS = 512  # the columns' widths (`Trace`)
 PROJECT_MAX_CHARS = 128
@@ -72,7 +73,13 @@ def accept_upload(
     existing = session.exec(select(Trace).where(Trace.blob_sha256 == blob.sha256)).first()
     if existing is not None:
         return existing, True
-    trace = Trace(name=name, project=project, blob_sha256=blob.sha256, size_bytes=blob.size_bytes)
+    trace = Trace(
+        name=name,
+        project=project,
+        blob_sha256=blob.sha256,
+        size_bytes=blob.size_bytes,
+        status=INITIAL,
+    )
     session.add(trace)
     try:
         session.commit()
