@@ -19,11 +19,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import dash_ag_grid
 from dash_ag_grid import AgGrid
 
 __all__ = ["GridColumn", "data_grid", "sorted_column"]
 
 JSON = dict[str, Any]
+
+# The app loads every async chunk eagerly (`eager_loading` in `dashboard/app.py`), which
+# would ship AG Grid's 3.5 MB Enterprise chunk to every page. No grid here sets
+# `enableEnterpriseModules`, so the chunk is never used; it is dropped from the package's
+# script list (checked by tests/dashboard/test_grid.py).
+dash_ag_grid._js_dist[:] = [
+    dist
+    for dist in dash_ag_grid._js_dist
+    if "enterprise" not in str(dist.get("relative_package_path", ""))
+]
 
 # Quartz with the page's own colours and type (style.css), so a grid reads like the HTML
 # tables beside it; the page has one light scheme. Evaluated by dash-ag-grid's function

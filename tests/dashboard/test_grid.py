@@ -108,3 +108,12 @@ def test_kernels_panel_pages_by_the_api_page_size() -> None:
     nav = panel.children[1].children[-1]
     assert "Page 2 of 3" in [c.children for c in nav.children if isinstance(c, html.Span)]
     assert kernels_panel(_page("a"), [], KernelQuery(), "k").children[1].children[-1] is None
+
+
+def test_pages_do_not_ship_the_unused_enterprise_chunk() -> None:
+    from dashboard.app import create_dash_app
+
+    app = create_dash_app("http://127.0.0.1:9")
+    html = app.server.test_client().get("/").get_data(as_text=True)
+    assert "dash_ag_grid/async-community" in html
+    assert "async-enterprise" not in html
