@@ -22,12 +22,12 @@ from fastapi.testclient import TestClient
 
 from backend.core.config import Settings
 from backend.main import create_app
+from tests.factories import wait_for_trace
 from tests.reliability.conftest import Workers
 from tests.reliability.test_faults import (
     BIG,
     _ingest_attempts,
     _stored_events,
-    _wait_for,
     _wait_progress,
     big_event_count,
 )
@@ -79,7 +79,7 @@ def test_a_stuck_pool_child_is_killed_at_the_hard_limit_and_the_sweeper_recovers
     with TestClient(create_app()) as client:
         up = client.post("/api/v1/traces", files={"file": (BIG.name, BIG.read_bytes())})
         trace_id = up.json()["id"]
-        _wait_for(client, trace_id, {"processing"}, timeout_s=60)
+        wait_for_trace(client, trace_id, {"processing"}, timeout_s=60)
         _wait_progress(client, trace_id)
         (stuck,) = _children(worker.pid)
         os.kill(stuck, signal.SIGSTOP)
@@ -95,7 +95,7 @@ def test_a_stuck_pool_child_is_killed_at_the_hard_limit_and_the_sweeper_recovers
         assert worker.poll() is None, "the worker's main process goes on"
         assert _stored_events(trace_id) == 0, "the killed attempt's rows were rolled back"
 
-        done = _wait_for(client, trace_id, {"ready", "failed"}, timeout_s=LIMIT_S + 120)
+        done = wait_for_trace(client, trace_id, {"ready", "failed"}, timeout_s=LIMIT_S + 120)
         assert done["status"] == "ready", done["error"]
     log = workers.log(0)
     assert f"Hard time limit ({LIMIT_S}s) exceeded" in log, log[-3000:]
