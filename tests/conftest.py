@@ -1,131 +1,45 @@
 """Shared fixtures: a fresh database per test on SQLite and on the local PostgreSQL.
 
 PostgreSQL is real (127.0.0.1:5432, trust auth, maintenance database `test`, or
-PERFDASH_TEST_POSTGRES_URL). Each test gets its own database, created and dropped here,
-so runs never see each other's rows. The migrations run from an empty database once per
-session and engine; each test's database is a copy of that one (`CREATE DATABASE ...
-TEMPLATE`, SQLite's backup API), because migrating every test's own took 1-3 s each.
+PERFDASH_TEST_POSTGRES_URL). Each test gets its own database, created and dropped by
+`tests/databases.py`, so runs never see each other's rows.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import psycopg
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings, get_settings
 from backend.core.db import get_engine
 from backend.core.migrate import upgrade_database
 from backend.core.queue import get_producer
 from backend.main import create_app
+from tests.databases import MigratedTemplates, fresh_database
+
+__all__ = ["fresh_database"]  # imported from here by module-scoped database fixtures
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
 # A git worktree sits elsewhere: PERFDASH_TEST_CORPUS points it at the corpus.
 CORPUS = Path(os.environ.get("PERFDASH_TEST_CORPUS", REPO.parent / "shared" / "corpus"))
-POSTGRES_URL = os.environ.get(
-    "PERFDASH_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
-
-
-def _admin_dsn() -> str:
-    url = make_url(POSTGRES_URL)
-    return url.set(drivername="postgresql").render_as_string(hide_password=False)
-
-
-def _postgres_url(name: str) -> str:
-    return make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
 
 
 # Every database test runs on each engine; a module-scoped fixture may take these too.
 ENGINES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 
 
-@contextlib.contextmanager
-def fresh_database(engine: str, folder: Path) -> Iterator[str]:
-    """The URL of a new, empty database of `engine` (SQLite: a file in `folder`), dropped
-    afterwards."""
-    if engine == "sqlite":
-        yield f"sqlite:///{folder / 'perfdash.db'}"
-        return
-    name = f"perfdash_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(_admin_dsn(), autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield _postgres_url(name)
-    finally:
-        get_engine().dispose()
-        with psycopg.connect(_admin_dsn(), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@dataclass
-class MigratedTemplates:
-    """One database per engine, migrated to head from empty when first asked for, which
-    `clone` copies for each test; the PostgreSQL one is dropped by `drop`."""
-
-    folder: Path
-    _made: dict[str, str] = field(default_factory=dict)
-
-    def _template(self, engine: str) -> str:
-        if engine in self._made:
-            return self._made[engine]
-        if engine == "sqlite":
-            path = self.folder / "template.db"
-            upgrade_database(f"sqlite:///{path}")
-            self._made[engine] = str(path)
-            return str(path)
-        name = f"perfdash_template_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(_admin_dsn(), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        self._made[engine] = name  # dropped by `drop` even if a migration fails
-        upgrade_database(_postgres_url(name))
-        return name
-
-    @contextlib.contextmanager
-    def clone(self, engine: str, folder: Path) -> Iterator[str]:
-        """Like `fresh_database`, but the new database is already at the head migration."""
-        template = self._template(engine)
-        if engine == "sqlite":
-            target = folder / "perfdash.db"
-            with (
-                contextlib.closing(sqlite3.connect(template)) as source,
-                contextlib.closing(sqlite3.connect(target)) as copy,
-            ):
-                source.backup(copy)
-            yield f"sqlite:///{target}"
-            return
-        name = f"perfdash_test_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(_admin_dsn(), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-        try:
-            yield _postgres_url(name)
-        finally:
-            get_engine().dispose()
-            with psycopg.connect(_admin_dsn(), autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-    def drop(self) -> None:
-        name = self._made.pop("postgresql", None)
-        if name is not None:
-            with psycopg.connect(_admin_dsn(), autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 @pytest.fixture(scope="session")
 def migrated_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MigratedTemplates]:
     templates = MigratedTemplates(tmp_path_factory.mktemp("templates"))
     yield templates
-    templates.drop()
+    templates.close()
 
 
 @pytest.fixture(params=ENGINES)
