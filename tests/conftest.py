@@ -1,70 +1,54 @@
 """Shared fixtures: a fresh database per test on SQLite and on the local PostgreSQL.
 
 PostgreSQL is real (127.0.0.1:5432, trust auth, maintenance database `test`, or
-PERFDASH_TEST_POSTGRES_URL). Each test gets its own database, created and dropped here,
-so runs never see each other's rows.
+PERFDASH_TEST_POSTGRES_URL). Each test gets its own database, created and dropped by
+`tests/databases.py`, so runs never see each other's rows.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings, get_settings
 from backend.core.db import get_engine
 from backend.core.migrate import upgrade_database
 from backend.core.queue import get_producer
 from backend.main import create_app
+from tests.databases import MigratedTemplates, fresh_database
 from tests.factories import Ingest, upload_and_ingest
+
+__all__ = ["fresh_database"]  # imported from here by module-scoped database fixtures
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
 # A git worktree sits elsewhere: PERFDASH_TEST_CORPUS points it at the corpus.
 CORPUS = Path(os.environ.get("PERFDASH_TEST_CORPUS", REPO.parent / "shared" / "corpus"))
-POSTGRES_URL = os.environ.get(
-    "PERFDASH_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
-
-
-def _admin_dsn() -> str:
-    url = make_url(POSTGRES_URL)
-    return url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 # Every database test runs on each engine; a module-scoped fixture may take these too.
 ENGINES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 
 
-@contextlib.contextmanager
-def fresh_database(engine: str, folder: Path) -> Iterator[str]:
-    """The URL of a new, empty database of `engine` (SQLite: a file in `folder`), dropped
-    afterwards."""
-    if engine == "sqlite":
-        yield f"sqlite:///{folder / 'perfdash.db'}"
-        return
-    name = f"perfdash_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(_admin_dsn(), autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
-    finally:
-        get_engine().dispose()
-        with psycopg.connect(_admin_dsn(), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+@pytest.fixture(scope="session")
+def migrated_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MigratedTemplates]:
+    templates = MigratedTemplates(tmp_path_factory.mktemp("templates"))
+    yield templates
+    templates.close()
 
 
 @pytest.fixture(params=ENGINES)
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A URL of an empty database of each engine."""
-    with fresh_database(request.param, tmp_path) as url:
+def database_url(
+    request: pytest.FixtureRequest, tmp_path: Path, migrated_templates: MigratedTemplates
+) -> Iterator[str]:
+    """A URL of a new database of each engine, already migrated to head."""
+    with migrated_templates.clone(request.param, tmp_path) as url:
         yield url
 
 
