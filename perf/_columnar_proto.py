@@ -92,6 +92,7 @@ _ENCODE = msgspec.json.Encoder().encode
 
 def inflated_chunks(path: Path, lib: str) -> Iterator[bytes]:
     """Decompressed chunks of a one-member gzip file."""
+    inflater: Any
     if lib == "isal":
         from isal import isal_zlib
 
@@ -204,6 +205,21 @@ KIND_OF = {cat: kind.value for cat, kind in CATEGORY_KINDS.items()}
 DEVICE_KIND_VALUES = frozenset(k.value for k in DEVICE_KINDS)
 
 
+EVENT_FIELDS = (
+    "kind",
+    "name",
+    "ts",
+    "dur",
+    "device",
+    "stream",
+    "pid",
+    "tid",
+    "correlation",
+    "args",
+)
+FLOW_FIELDS = ("ph", "id", "cat", "pid", "tid", "ts", "bp")
+
+
 def _columns(items: list[KinetoEvent]) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
     """One pass over a decoded piece: the stored events' columns and the flows' columns.
 
@@ -211,8 +227,12 @@ def _columns(items: list[KinetoEvent]) -> tuple[dict[str, list[Any]], dict[str, 
     time conversion and everything after it work on whole columns.
     """
     kind_of, device_kinds, unset, encode = KIND_OF, DEVICE_KIND_VALUES, UNSET, _ENCODE
-    kind, name, ts, dur, device, stream, pid, tid, corr, args = ([] for _ in range(10))
-    f_ph, f_id, f_cat, f_pid, f_tid, f_ts, f_bp = ([] for _ in range(7))
+    events: dict[str, list[Any]] = {f: [] for f in EVENT_FIELDS}
+    flows: dict[str, list[Any]] = {f: [] for f in FLOW_FIELDS}
+    kind, name, ts, dur, device, stream, pid, tid, corr, args = events.values()
+    f_ph, f_id, f_cat, f_pid, f_tid, f_ts, f_bp = flows.values()
+    dv: Any
+    st: Any
     for e in items:
         k = kind_of.get(e.cat)  # type: ignore[arg-type]
         if k is None:
@@ -232,9 +252,9 @@ def _columns(items: list[KinetoEvent]) -> tuple[dict[str, list[Any]], dict[str, 
         name.append(e.name)
         ts.append(e.ts)
         dur.append(e.dur if e.dur is not None or k != "memory" else 0.0)
-        a = e.args
+        a: Any = e.args
         if a is None:
-            c = dv = st = None
+            c, dv, st = None, unset, unset
             args.append(None)
         else:
             c, dv, st = a.correlation, a.device, a.stream
@@ -243,8 +263,8 @@ def _columns(items: list[KinetoEvent]) -> tuple[dict[str, list[Any]], dict[str, 
             args.append(None if text == b"{}" else text)
             c = None if c is unset else c
         if k in device_kinds:
-            device.append(_as_int(e.pid if a is None or dv is unset else dv))
-            stream.append(_as_int(e.tid if a is None or st is unset else st))
+            device.append(_as_int(e.pid if dv is unset else dv))
+            stream.append(_as_int(e.tid if st is unset else st))
             pid.append(None)
             tid.append(None)
         else:
@@ -253,13 +273,6 @@ def _columns(items: list[KinetoEvent]) -> tuple[dict[str, list[Any]], dict[str, 
             pid.append(_as_int(e.pid))
             tid.append(_as_int(e.tid))
         corr.append(c)
-    events = {
-        "kind": kind, "name": name, "ts": ts, "dur": dur, "device": device, "stream": stream,
-        "pid": pid, "tid": tid, "correlation": corr, "args": args,
-    }  # fmt: skip
-    flows = {
-        "ph": f_ph, "id": f_id, "cat": f_cat, "pid": f_pid, "tid": f_tid, "ts": f_ts, "bp": f_bp,
-    }  # fmt: skip
     return events, flows
 
 

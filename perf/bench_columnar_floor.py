@@ -182,11 +182,11 @@ def report(label: str, results: dict[str, list[dict[str, Any]]], events: int) ->
         )
         cols = ", ".join(f"{c} {b / events:.2f}" for c, b in last["column_bytes"].items())
         print(f"    events.parquet B/event by column: {cols}")
-    secs = {row: median_of(runs, "seconds") for row, runs in results.items()}
-    anchor = next((s for row, s in secs.items() if row.startswith("anchor")), None)
+    medians = {row: median_of(runs, "seconds") for row, runs in results.items()}
+    anchor = next((s for row, s in medians.items() if row.startswith("anchor")), None)
     if anchor is not None:
         for row in (FLOOR, TODAY, SORTED, STREAMED):
-            print(f"  ratio anchor / {row.split(':')[0]:34} {anchor / secs[row]:6.1f}x")
+            print(f"  ratio anchor / {row.split(':')[0]:34} {anchor / medians[row]:6.1f}x")
     b_now = median_of(results[TODAY], "bytes") / events
     for row in (SORTED, STREAMED):
         b_proto = median_of(results[row], "events_bytes") / events
