@@ -1,5 +1,7 @@
 """Helpers the benchmarks in perf/ share: child processes (so each measurement's peak RSS is
-its own), their environment, a scratch PostgreSQL database and a private redis-server.
+its own), their environment, a scratch PostgreSQL database and a private redis-server; the
+real H200 trace, its N-times copies, and the two ingests every torch.profiler benchmark
+compares: perfdash end to end and HTA's parse (the anchor).
 
 The benchmarks run as scripts (`python perf/bench_x.py`), so this imports as `_bench`.
 """
@@ -7,6 +9,7 @@ The benchmarks run as scripts (`python perf/bench_x.py`), so this imports as `_b
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import shutil
@@ -18,16 +21,18 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+TRACE = REPO / "perf" / "data" / "h200_gpt_12l.pt.trace.json.gz"
 
 
-def run_child(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
+def run_child(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
     """Run `cmd` from the repo root; its last stdout line is the JSON result."""
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{cmd[:3]} failed:\n{proc.stderr[-3000:]}")
-    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return result
 
 
@@ -113,3 +118,95 @@ def stop_process_group(proc: subprocess.Popen[bytes], grace_s: float = 30.0) -> 
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
+
+
+_PERFDASH_CHILD = r"""
+import json, os, resource, sys, time
+from pathlib import Path
+path = Path(sys.argv[1])
+import backend.core.queue as queue
+from sqlmodel import Session
+from backend.core.config import get_settings
+from backend.core.db import get_engine
+from backend.core.migrate import upgrade_database
+from backend.services.loading.pipeline import ingest_trace
+from backend.services.traces.lifecycle import accept_upload
+queue.enqueue = lambda *a, **k: None  # measure the ingest, not the broker
+upgrade_database()
+settings, engine = get_settings(), get_engine()
+t0 = time.perf_counter()
+with Session(engine) as session, path.open("rb") as f:
+    trace, _ = accept_upload(session=session, settings=settings, stream=f, name=path.name,
+                             project="bench")
+status = ingest_trace(engine=engine, settings=settings, trace_id=trace.id)
+elapsed = time.perf_counter() - t0
+with Session(engine) as session:
+    from backend.models import Trace
+    row = session.get(Trace, trace.id)
+    events = sum(row.event_counts.values())
+print(json.dumps({"seconds": elapsed, "status": str(status), "events": events,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+_HTA_CHILD = r"""
+import json, resource, sys, time, logging
+logging.disable(logging.CRITICAL)
+from hta.trace_analysis import TraceAnalysis
+t0 = time.perf_counter()
+analysis = TraceAnalysis(trace_dir=sys.argv[1])
+elapsed = time.perf_counter() - t0
+rows = sum(len(analysis.t.get_trace(r)) for r in analysis.t.get_ranks())
+print(json.dumps({"seconds": elapsed, "rows": rows,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def scaled_trace(scale: int) -> Path:
+    """The base trace with its events repeated `scale` times, shifted by its span each time."""
+    if scale == 1:
+        return TRACE
+    out = TRACE.with_name(TRACE.name.replace(".pt.trace", f".x{scale}.pt.trace"))
+    if out.exists():
+        return out
+    doc = json.loads(gzip.decompress(TRACE.read_bytes()))
+    events = doc.pop("traceEvents")
+    timed = [e for e in events if isinstance(e.get("ts"), int | float)]
+    lo = min(e["ts"] for e in timed)
+    hi = max(e["ts"] + e.get("dur", 0) for e in timed)
+    span = hi - lo + 1000.0
+    tmp = out.with_suffix(".tmp")
+    with gzip.open(tmp, "wt", compresslevel=3) as f:
+        f.write("{\n" + "".join(f'  "{k}": {json.dumps(v)},\n' for k, v in doc.items()))
+        f.write('  "traceEvents": [\n')
+        first = True
+        for k in range(scale):
+            for e in events:
+                copy = dict(e)
+                if isinstance(copy.get("ts"), int | float):
+                    copy["ts"] = round(copy["ts"] + k * span, 3)
+                if k and "id" in copy and isinstance(copy["id"], int):
+                    copy["id"] += k * 10_000_000  # keep flow ids unique per copy
+                f.write(("" if first else ",\n") + "  " + json.dumps(copy))
+                first = False
+        f.write("\n  ]\n}\n")
+    tmp.rename(out)
+    return out
+
+
+def perfdash_ingest(path: Path, database_url: str, tmp: Path) -> dict[str, Any]:
+    """perfdash end to end (blob store, parse, bulk insert, kernel stats, summary, timeline
+    index, status `ready`: the real services) into `database_url`, in a fresh process."""
+    env = perfdash_env(database_url, tmp / "var")
+    return run_child([PYTHON, "-c", _PERFDASH_CHILD, str(path)], env)
+
+
+def hta_parse(path: Path, hta_python: Path, tmp: Path) -> dict[str, Any]:
+    """HTA's `TraceAnalysis(trace_dir=...)` parse of `path` as rank 0, with `hta_python`
+    (a virtualenv with HolisticTraceAnalysis or its successor `traceinsight`: both are
+    imported as `hta`)."""
+    folder = tmp / "hta"
+    folder.mkdir(exist_ok=True)
+    link = folder / "rank0.pt.trace.json.gz"
+    link.unlink(missing_ok=True)
+    link.symlink_to(path)
+    return run_child([str(hta_python), "-c", _HTA_CHILD, str(folder)], dict(os.environ))

@@ -25,48 +25,24 @@ The anchor is HTA's parse alone; the ratio is HTA seconds / perfdash seconds.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
 import platform
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from _bench import PYTHON, perfdash_env, run_child, scratch_postgres
+from _bench import (
+    PYTHON,
+    hta_parse,
+    perfdash_env,
+    perfdash_ingest,
+    run_child,
+    scaled_trace,
+    scratch_postgres,
+)
 
-REPO = Path(__file__).resolve().parents[1]
-TRACE = REPO / "perf" / "data" / "h200_gpt_12l.pt.trace.json.gz"
 DEFAULT_HTA = Path("/work/hta-venv/bin/python")
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-
-_PERFDASH_CHILD = r"""
-import json, os, resource, sys, time
-from pathlib import Path
-path = Path(sys.argv[1])
-import backend.core.queue as queue
-from sqlmodel import Session
-from backend.core.config import get_settings
-from backend.core.db import get_engine
-from backend.core.migrate import upgrade_database
-from backend.services.loading.pipeline import ingest_trace
-from backend.services.traces.lifecycle import accept_upload
-queue.enqueue = lambda *a, **k: None  # measure the ingest, not the broker
-upgrade_database()
-settings, engine = get_settings(), get_engine()
-t0 = time.perf_counter()
-with Session(engine) as session, path.open("rb") as f:
-    trace, _ = accept_upload(session=session, settings=settings, stream=f, name=path.name,
-                             project="bench")
-status = ingest_trace(engine=engine, settings=settings, trace_id=trace.id)
-elapsed = time.perf_counter() - t0
-with Session(engine) as session:
-    from backend.models import Trace
-    row = session.get(Trace, trace.id)
-    events = sum(row.event_counts.values())
-print(json.dumps({"seconds": elapsed, "status": str(status), "events": events,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
-"""
 
 _FLOOR_CHILD = r"""
 import gzip, json, resource, sqlite3, sys, time
@@ -95,68 +71,10 @@ print(json.dumps({"seconds": elapsed, "decode_seconds": decoded, "events": len(r
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
-_HTA_CHILD = r"""
-import json, resource, sys, time, logging
-logging.disable(logging.CRITICAL)
-from hta.trace_analysis import TraceAnalysis
-t0 = time.perf_counter()
-analysis = TraceAnalysis(trace_dir=sys.argv[1])
-elapsed = time.perf_counter() - t0
-rows = sum(len(analysis.t.get_trace(r)) for r in analysis.t.get_ranks())
-print(json.dumps({"seconds": elapsed, "rows": rows,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
-"""
-
-
-def scaled_trace(scale: int) -> Path:
-    """The base trace with its events repeated `scale` times, shifted by its span each time."""
-    if scale == 1:
-        return TRACE
-    out = TRACE.with_name(TRACE.name.replace(".pt.trace", f".x{scale}.pt.trace"))
-    if out.exists():
-        return out
-    doc = json.loads(gzip.decompress(TRACE.read_bytes()))
-    events = doc.pop("traceEvents")
-    timed = [e for e in events if isinstance(e.get("ts"), int | float)]
-    lo = min(e["ts"] for e in timed)
-    hi = max(e["ts"] + e.get("dur", 0) for e in timed)
-    span = hi - lo + 1000.0
-    tmp = out.with_suffix(".tmp")
-    with gzip.open(tmp, "wt", compresslevel=3) as f:
-        f.write("{\n" + "".join(f'  "{k}": {json.dumps(v)},\n' for k, v in doc.items()))
-        f.write('  "traceEvents": [\n')
-        first = True
-        for k in range(scale):
-            for e in events:
-                copy = dict(e)
-                if isinstance(copy.get("ts"), int | float):
-                    copy["ts"] = round(copy["ts"] + k * span, 3)
-                if k and "id" in copy and isinstance(copy["id"], int):
-                    copy["id"] += k * 10_000_000  # keep flow ids unique per copy
-                f.write(("" if first else ",\n") + "  " + json.dumps(copy))
-                first = False
-        f.write("\n  ]\n}\n")
-    tmp.rename(out)
-    return out
-
-
-def perfdash(path: Path, database_url: str, tmp: Path) -> dict[str, float]:
-    env = perfdash_env(database_url, tmp / "var")
-    return run_child([PYTHON, "-c", _PERFDASH_CHILD, str(path)], env)
-
 
 def floor(path: Path, tmp: Path) -> dict[str, float]:
     env = perfdash_env(f"sqlite:///{tmp / 'floor.db'}", tmp / "f")
     return run_child([PYTHON, "-c", _FLOOR_CHILD, str(path)], env)
-
-
-def hta(path: Path, hta_python: Path, tmp: Path) -> dict[str, float]:
-    folder = tmp / "hta"
-    folder.mkdir(exist_ok=True)
-    link = folder / "rank0.pt.trace.json.gz"
-    link.unlink(missing_ok=True)
-    link.symlink_to(path)
-    return run_child([str(hta_python), "-c", _HTA_CHILD, str(folder)], dict(os.environ))
 
 
 def main() -> None:
@@ -179,12 +97,12 @@ def main() -> None:
         label = f"{path.name[:20]}{'' if scale == 1 else f' x{scale}'}"
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
-            runs = {"sqlite": perfdash(path, f"sqlite:///{tmp / 'bench.db'}", tmp / "s")}
+            runs = {"sqlite": perfdash_ingest(path, f"sqlite:///{tmp / 'bench.db'}", tmp / "s")}
             if args.postgres:
                 with scratch_postgres(args.postgres, "ingest") as url:
-                    runs["postgresql"] = perfdash(path, url, tmp / "p")
+                    runs["postgresql"] = perfdash_ingest(path, url, tmp / "p")
             bound = floor(path, tmp)
-            anchor = hta(path, args.hta_python, tmp) if args.hta_python.exists() else None
+            anchor = hta_parse(path, args.hta_python, tmp) if args.hta_python.exists() else None
         events = int(runs["sqlite"]["events"])
         for engine, r in runs.items():
             print(
