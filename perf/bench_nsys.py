@@ -31,38 +31,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "perf"))
-from _bench import PYTHON, perfdash_env, run_child, scratch_postgres  # noqa: E402
+from _bench import PYTHON, perfdash_env, perfdash_ingest, run_child, scratch_postgres  # noqa: E402
 from make_nsys_large import build  # noqa: E402
 
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-
-_INGEST = r"""
-import json, resource, sys, time
-from pathlib import Path
-import backend.core.queue as queue
-from sqlmodel import Session
-from backend.core.config import get_settings
-from backend.core.db import get_engine
-from backend.core.migrate import upgrade_database
-from backend.models import Trace
-from backend.services.loading.pipeline import ingest_trace
-from backend.services.traces.lifecycle import accept_upload
-queue.enqueue = lambda *a, **k: None  # measure the ingest, not the broker
-upgrade_database()
-settings, engine = get_settings(), get_engine()
-path = Path(sys.argv[1])
-t0 = time.perf_counter()
-with Session(engine) as session, path.open("rb") as f:
-    trace, _ = accept_upload(session=session, settings=settings, stream=f, name=path.name,
-                             project="bench")
-status = ingest_trace(engine=engine, settings=settings, trace_id=trace.id)
-elapsed = time.perf_counter() - t0
-with Session(engine) as session:
-    row = session.get(Trace, trace.id)
-    events = sum(row.event_counts.values())
-print(json.dumps({"seconds": elapsed, "events": events, "status": str(status),
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
-"""
 
 _PARSE = r"""
 import json, resource, sys, time
@@ -179,10 +151,14 @@ def _runs(src: Path, postgres: str, tmp: Path) -> dict[str, dict[str, float]]:
     def sqlite_env(name: str) -> dict[str, str]:
         return perfdash_env(f"sqlite:///{tmp / name / 'perfdash.db'}", tmp / name)
 
-    runs = {"ingest SQLite": _child(_INGEST, [str(src)], sqlite_env("ingest"))}
+    runs = {
+        "ingest SQLite": perfdash_ingest(
+            src, f"sqlite:///{tmp / 'ingest' / 'perfdash.db'}", tmp / "ingest"
+        )
+    }
     if postgres:
         with scratch_postgres(postgres, "nsys") as url:
-            runs["ingest PostgreSQL"] = _child(_INGEST, [str(src)], perfdash_env(url, tmp / "p"))
+            runs["ingest PostgreSQL"] = perfdash_ingest(src, url, tmp / "p")
     runs["parse + analysis (no DB)"] = _child(_PARSE, [str(src)], dict(os.environ))
     runs["floor: sqlite3 read"] = _child(_SCAN, [str(src)], dict(os.environ))
     runs["floor: sqlite3 write"] = _child(_WRITE, [str(src)], sqlite_env("write"))
