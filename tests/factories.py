@@ -6,7 +6,7 @@ need as arguments, so a test reads as the steps a user takes. Each API call asse
 status code the step must answer with and shows the API's text when it does not.
 
 Public surface: traces (`upload`, `upload_trace`, `upload_and_ingest`, `wait_for_trace`,
-`Ingest`), metrics and SLAs (`native`, `post_metrics`, `post_sla`), and
+`Ingest`, `stored_events`), metrics and SLAs (`native`, `post_metrics`, `post_sla`), and
 `token_headers`.
 """
 
@@ -17,11 +17,14 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+import orjson
+import pyarrow.parquet as pq
 from fastapi.testclient import TestClient
+from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from backend.core.config import Settings
+from backend.core.config import Settings, get_settings
 from backend.services.auth.tokens import create_token
 from backend.services.loading.pipeline import ingest_trace
 
@@ -80,6 +83,22 @@ def upload_and_ingest(
     if expect is not None:
         assert status == expect, client.get(f"{TRACES}/{trace_id}").json()["error"]
     return trace_id
+
+
+def stored_events(engine: Engine, trace_id: str) -> list[dict[str, Any]]:
+    """The trace's stored events, read straight from its `events.parquet` with pyarrow (the
+    documented layout `<STORAGE_DIR>/datasets/<trace>/<dataset>/`, not perfdash's reader), in
+    id order, args parsed; [] when the trace names no dataset."""
+    with engine.connect() as conn:
+        query = text("SELECT dataset FROM traces WHERE id = :t")
+        dataset = conn.execute(query, {"t": trace_id}).scalar()
+    if dataset is None:
+        return []
+    path = get_settings().blob_dir / "datasets" / trace_id / dataset / "events.parquet"
+    rows = pq.read_table(path).sort_by("id").to_pylist()
+    for row in rows:
+        row["args"] = orjson.loads(row["args"]) if row["args"] is not None else None
+    return rows
 
 
 def wait_for_trace(

@@ -56,6 +56,9 @@ class Trace(TraceBase, table=True):
     progress: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     # The step marker a user chose (ingest.steps); None: found by the rule. Kept across re-ingest.
     step_marker: str | None = Field(default=None, max_length=512)
+    # The columnar dataset holding the events (`backend.services.datasets`); set only in the
+    # transaction that marks the trace ready, so readers never see a half-written one.
+    dataset: str | None = Field(default=None, max_length=64)
     # Claims by a worker; a trace whose workers keep dying is failed after a few (issue 10).
     ingest_attempts: int = Field(default=0, sa_column=Column(Integer, nullable=False, default=0))
     ingest_claimed_until: datetime | None = Field(

@@ -16,10 +16,10 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings
-from backend.models import KernelStatRecord, TraceEvent
+from backend.models import KernelStatRecord
 from backend.services.loading.pipeline import ingest_trace
 from backend.services.traces.blob_store import blob_path
-from tests.factories import upload, upload_trace
+from tests.factories import stored_events, upload, upload_trace
 
 KERNEL_SUMS = (
     Path(__file__).resolve().parents[1] / "data" / "torch" / "h200_train_step.kernel_sums.json"
@@ -78,17 +78,18 @@ def test_same_bytes_return_the_existing_trace(client: TestClient, h200_trace: Pa
     assert client.get("/api/v1/traces").json()["count"] == 1
 
 
-def test_delete_removes_trace_events_stats_and_blob(
+def test_delete_removes_trace_dataset_stats_and_blob(
     client: TestClient, engine: Engine, settings: Settings, h200_trace: Path
 ) -> None:
     trace_id = upload_trace(client, h200_trace, "t.json.gz")
     ingest_trace(engine=engine, settings=settings, trace_id=trace_id)
     sha = client.get(f"/api/v1/traces/{trace_id}").json()["blob_sha256"]
-    assert _row_count(engine, TraceEvent, trace_id) > 0
+    assert stored_events(engine, trace_id)
+    assert (settings.blob_dir / "datasets" / trace_id).is_dir()
 
     assert client.delete(f"/api/v1/traces/{trace_id}").status_code == 204
     assert client.get(f"/api/v1/traces/{trace_id}").status_code == 404
-    assert _row_count(engine, TraceEvent, trace_id) == 0
+    assert not (settings.blob_dir / "datasets" / trace_id).exists()
     assert _row_count(engine, KernelStatRecord, trace_id) == 0
     assert not blob_path(settings.blob_dir, sha).exists()
 
@@ -108,7 +109,7 @@ def _truncated(trace: Path) -> bytes:
         ("sqlite.db", lambda t: b"SQLite format 3\x00" + bytes(100), "truncated or corrupt"),
     ],
 )
-def test_bad_trace_fails_with_a_clear_error_and_no_rows(
+def test_bad_trace_fails_with_a_clear_error_and_no_dataset(
     client: TestClient,
     engine: Engine,
     settings: Settings,
@@ -124,7 +125,8 @@ def test_bad_trace_fails_with_a_clear_error_and_no_rows(
     assert trace["status"] == "failed"
     assert message in trace["error"]
     assert name in trace["error"] and trace["blob_sha256"] not in trace["error"]
-    assert _row_count(engine, TraceEvent, trace_id) == 0
+    assert stored_events(engine, trace_id) == []
+    assert not (settings.blob_dir / "datasets" / trace_id).exists()
     assert client.get(f"/api/v1/traces/{trace_id}/kernels").json()["items"] == []
 
 
@@ -158,9 +160,10 @@ def test_reingest_is_idempotent(
 ) -> None:
     trace_id = upload_trace(client, h200_trace, "t.json.gz")
     ingest_trace(engine=engine, settings=settings, trace_id=trace_id)
-    events = _row_count(engine, TraceEvent, trace_id)
-    ingest_trace(engine=engine, settings=settings, trace_id=trace_id)
-    assert _row_count(engine, TraceEvent, trace_id) == events
+    events = stored_events(engine, trace_id)
+    assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
+    assert stored_events(engine, trace_id) == events
+    assert len(list((settings.blob_dir / "datasets" / trace_id).iterdir())) == 1
 
 
 def test_healthz_checks_database_and_broker(client: TestClient) -> None:

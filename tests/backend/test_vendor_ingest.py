@@ -9,14 +9,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from backend.core.bulk_insert import BATCH_SIZE
 from backend.core.config import Settings
-from backend.models import TraceEvent
 from ingest import ParseError, parse_file
-from tests.factories import upload_and_ingest
+from tests.factories import stored_events, upload_and_ingest
 from tests.ingest.nsys_files import (
     NCU,
     NSYS,
@@ -37,9 +35,7 @@ def _ingest(
 
 
 def _event_rows(engine: Engine, trace_id: str) -> int:
-    with engine.connect() as conn:
-        query = select(func.count()).where(TraceEvent.trace_id == trace_id)  # type: ignore[arg-type]
-        return int(conn.execute(query).scalar_one())
+    return len(stored_events(engine, trace_id))
 
 
 @pytest.mark.parametrize("fixture", ["train_step", "nccl_2gpu"])
@@ -69,11 +65,8 @@ def test_ncu_csv_is_stored_with_roofline_args_and_device_peaks(
     assert trace["format"] == "ncu_csv" and trace["event_counts"] == {"kernel": 4}
     (gpu,) = trace["devices"]
     assert gpu["peak_flops_tensor"] > 8e14 and gpu["peak_dram_bytes_per_s"] > 4.5e12
-    with engine.connect() as conn:
-        rows = conn.execute(
-            select(TraceEvent.name, TraceEvent.args).where(TraceEvent.trace_id == trace["id"])  # type: ignore[call-overload]
-        ).all()
-    gemm_args = [args for name, args in rows if name.startswith("nvjet")]
+    rows = stored_events(engine, trace["id"])
+    gemm_args = [e["args"] for e in rows if e["name"].startswith("nvjet")]
     assert [a["flops_tensor"] for a in gemm_args] == [2 * 4096**3] * 2
 
 

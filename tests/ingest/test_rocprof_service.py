@@ -6,13 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings
-from backend.models import TraceEvent
 from backend.services.loading.pipeline import ingest_trace
-from tests.factories import upload_trace
+from tests.factories import stored_events, upload_trace
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rocprof"
 
@@ -33,12 +31,7 @@ def test_rocprofv3_archive_is_one_ready_trace(
     assert [(k["name"][:12], k["count"], k["total_ns"]) for k in kernels] == [
         ("gemm_bf16_tn", 2, 178_000), ("ncclDevKerne", 1, 40_000), ("void vector_", 2, 23_000),
     ]  # fmt: skip
-    with engine.connect() as conn:
-        args = conn.execute(
-            select(TraceEvent.args)  # type: ignore[call-overload]
-            .where(TraceEvent.trace_id == trace_id, TraceEvent.kind == "kernel")
-            .limit(1)
-        ).scalar_one_or_none()
+    args = next(e["args"] for e in stored_events(engine, trace_id) if e["kind"] == "kernel")
     assert args is not None
     assert args["grid_workitems"] == [1_048_576, 1, 1] and args["grid"] == [4096, 1, 1]
     assert args["queue"] == 1
@@ -51,8 +44,4 @@ def test_mixed_runs_fail_whole_with_the_files_named(
     assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "failed"
     error = client.get(f"/api/v1/traces/{trace_id}").json()["error"]
     assert "different rocprof runs" in error and "host1/5151/" in error
-    with engine.connect() as conn:
-        count = conn.execute(
-            select(func.count()).where(TraceEvent.trace_id == trace_id)  # type: ignore[arg-type]
-        ).scalar_one()
-    assert count == 0
+    assert stored_events(engine, trace_id) == []

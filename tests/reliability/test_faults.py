@@ -23,7 +23,7 @@ from backend.core.config import Settings
 from backend.core.db import get_engine
 from backend.main import create_app
 from ingest import parse_file
-from tests.factories import wait_for_trace
+from tests.factories import stored_events, wait_for_trace
 from tests.reliability.conftest import Workers, dead_broker_url
 
 pytestmark = pytest.mark.integration
@@ -50,9 +50,7 @@ def big_event_count() -> int:
 
 
 def _stored_events(trace_id: str) -> int:
-    with get_engine().connect() as conn:
-        sql = text("SELECT count(*) FROM events WHERE trace_id = :t")
-        return int(conn.execute(sql, {"t": trace_id}).scalar_one())
+    return len(stored_events(get_engine(), trace_id))
 
 
 def _ingest_attempts(trace_id: str) -> int:

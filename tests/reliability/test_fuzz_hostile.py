@@ -23,8 +23,9 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from backend.core.config import Settings
-from backend.models import Trace, TraceEvent
+from backend.models import Trace
 from backend.services.loading.pipeline import ingest_trace
+from tests.factories import stored_events
 from tests.ingest.nsys_files import NSYS, copy_of, edit
 
 
@@ -122,7 +123,7 @@ def test_hostile_trace_is_stored_or_fails_with_a_located_error(
     status = ingest_trace(engine=engine, settings=settings, trace_id=trace_id)
     with engine.connect() as conn:
         error = conn.execute(select(Trace.error).where(Trace.id == trace_id)).scalar_one()  # type: ignore[call-overload]
-        names = conn.execute(select(TraceEvent.name).where(TraceEvent.trace_id == trace_id)).all()  # type: ignore[call-overload]
+    names = [(e["name"],) for e in stored_events(engine, trace_id)]
     if located is None:
         assert status == "ready", error
         assert not any("\x00" in n for (n,) in names)

@@ -1,6 +1,6 @@
-"""The index is collected from the event rows while they are inserted: the result must not
+"""The index is collected from the event rows while they are written: the result must not
 depend on row order or batching, must break launch ties as the read-back did, and must
-equal a rebuild from the stored events on both databases."""
+equal a rebuild from the events stored in the trace's dataset, on both databases."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from backend.services.loading.event_store import COLUMNS
+from backend.core.config import get_settings
+from backend.services.loading.event_rows import COLUMNS
 from backend.services.timeline.collect import SPILL_ROWS, Collected, TimelineCollector
-from backend.services.timeline.index import build_timeline_index
+from backend.services.timeline.index import write_timeline_index
 from ingest import parse_file
-from tests.factories import Ingest
+from tests.factories import Ingest, stored_events
 from tests.timeline.conftest import H200
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,7 +25,7 @@ _INDEX_TABLES = ("timeline_lanes", "timeline_blocks", "timeline_spans", "timelin
 
 
 def _rows(path: Path) -> list[tuple[Any, ...]]:
-    """The event rows `insert_events` would write (ids from 1, args left out)."""
+    """The event rows the ingest writes (ids from 1, args left out)."""
     return [
         (i, "t", e.kind.value, e.name, e.start_ns, e.dur_ns, e.rank, e.device, e.stream, e.pid,
          e.tid, e.correlation, None)
@@ -136,6 +137,15 @@ def test_the_ingest_index_equals_a_rebuild_from_the_stored_events(
         trace_id = ingest(path)
         at_ingest = _index(engine, trace_id)
         assert all(at_ingest.values())
+        stored = stored_events(engine, trace_id)
+        rows = [tuple(e["args"] if c == "args" else e.get(c, trace_id) for c in COLUMNS)
+                for e in stored]  # fmt: skip
+        collector = TimelineCollector()
+        collector.add(rows)
         with engine.begin() as conn:
-            build_timeline_index(conn, trace_id)
+            dataset = conn.execute(
+                text("SELECT dataset FROM traces WHERE id = :t"), {"t": trace_id}
+            ).scalar_one()
+            folder = get_settings().blob_dir / "datasets" / trace_id / dataset
+            write_timeline_index(conn, trace_id, collector.finish(), folder / "events.parquet")
         assert _index(engine, trace_id) == at_ingest, path.name

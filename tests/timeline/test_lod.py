@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 
 from backend.services.timeline.lanes import lane_key
 from ingest import parse_file
-from tests.factories import Ingest
+from tests.factories import Ingest, stored_events
 from tests.timeline.conftest import H200, SYNTHETIC
 
 TRACES = [H200, SYNTHETIC]
@@ -74,15 +74,11 @@ def test_blocks_sum_to_each_lanes_true_busy_time(
 
 
 def _events_in(engine: Engine, trace_id: str, ws: int, we: int) -> set[int]:
-    with engine.connect() as conn:
-        rows = conn.execute(
-            text(
-                "SELECT id FROM events WHERE trace_id = :t AND kind <> 'memory' "
-                "AND start_ns < :we AND start_ns + dur_ns >= :ws"
-            ),
-            {"t": trace_id, "ws": ws, "we": we},
-        )
-        return {int(r[0]) for r in rows}
+    return {
+        e["id"]
+        for e in stored_events(engine, trace_id)
+        if e["kind"] != "memory" and e["start_ns"] < we and e["start_ns"] + e["dur_ns"] >= ws
+    }
 
 
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name.split(".")[0])

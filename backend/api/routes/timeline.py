@@ -1,9 +1,10 @@
-"""`/api/v1/traces/{id}/timeline...`, event detail and the Chrome-trace export."""
+"""`/api/v1/traces/{id}/timeline...`, event detail, and the trace's events as Chrome-trace
+JSON or as the Parquet file they are stored in."""
 
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
-from fastapi.responses import StreamingResponse
+from fastapi.responses import FileResponse, StreamingResponse
 
 from backend.api.access import require
 from backend.api.deps import SessionDep
@@ -18,6 +19,7 @@ from backend.models.timeline import (
 )
 from backend.services import timeline as service
 from backend.services.auth import CHANGE_TRACE
+from backend.services.datasets import events_file
 from backend.services.errors import InvalidInputError
 from backend.services.traces import export_chrome_trace
 
@@ -114,7 +116,23 @@ def export_trace(trace_id: str, session: SessionDep) -> StreamingResponse:
     """The trace as Chrome trace JSON (opens in Perfetto UI), whatever its source format."""
     trace = service.ready_trace(session, trace_id)
     session.expunge(trace)
-    body = export_chrome_trace(session.get_bind(), trace)  # type: ignore[arg-type]
+    body = export_chrome_trace(trace)
     filename = f"{trace_id}.trace.json"
     headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
     return StreamingResponse(body, media_type="application/json", headers=headers)
+
+
+@router.get(
+    "/{trace_id}/events.parquet",
+    response_class=FileResponse,
+    responses={200: {"content": {"application/vnd.apache.parquet": {}}}},
+)
+def download_events(trace_id: str, session: SessionDep) -> FileResponse:
+    """The trace's stored events as the zstd Parquet file perfdash reads them from, for
+    pandas, polars or DuckDB (schema: docs/ARCHITECTURE.md, "Columnar trace store")."""
+    trace = service.ready_trace(session, trace_id)
+    return FileResponse(
+        events_file(trace),
+        media_type="application/vnd.apache.parquet",
+        filename=f"{trace_id}.events.parquet",
+    )

@@ -1,7 +1,11 @@
-"""Turn a queued trace into stored events and kernel stats, all or nothing.
+"""Turn a queued trace into its dataset, timeline index and kernel stats, all or nothing.
 
-Called by the `ingest_trace` Celery task. Idempotent: a redelivered task either finds the
-trace already ready or replaces whatever a killed attempt left, inside one transaction.
+Called by the `ingest_trace` Celery task. The events go to a new columnar dataset
+(`backend.services.datasets`) while the index and stats are computed from the same rows;
+the dataset is renamed into place, then one transaction replaces the index and stats and
+marks the trace ready naming it. Idempotent: a redelivered task either finds the trace
+already ready or writes a new dataset; a failed or killed attempt leaves nothing a reader
+can see (its files are removed at once, or by the sweeper).
 """
 
 import gc
@@ -15,8 +19,9 @@ from sqlmodel import Session, col
 
 from backend.core.allocator import pin_mmap_threshold
 from backend.core.config import Settings
-from backend.models import KernelStatRecord, Trace, TraceEvent, TraceStatus
-from backend.services.loading.event_store import insert_events
+from backend.models import KernelStatRecord, Trace, TraceStatus
+from backend.services.datasets import DatasetWriter, remove_trace_datasets
+from backend.services.loading.event_rows import event_batches
 from backend.services.loading.progress import ProgressReporter
 from backend.services.timeline import TimelineCollector, write_timeline_index
 from backend.services.traces import (
@@ -58,7 +63,8 @@ def ingest_trace(
         trace = session.get(Trace, trace_id)
         if trace is None:
             return None
-        if trace.status == TraceStatus.READY and trace.parser_version == PARSER_VERSION:
+        current = trace.parser_version == PARSER_VERSION and trace.dataset is not None
+        if trace.status == TraceStatus.READY and current:
             return TraceStatus.READY
         sha, name = trace.blob_sha256, trace.name
     if not claim_trace(engine, trace_id, lease_s=settings.ingest_time_limit_s):
@@ -66,9 +72,13 @@ def ingest_trace(
         return None
     pin_mmap_threshold()  # once per process: freed parse buffers go back to the OS
     progress = ProgressReporter(engine, settings, trace_id)
+    writer: DatasetWriter | None = None
     try:
+        writer = DatasetWriter(settings.blob_dir, trace_id, PARSER_VERSION)
         with _gc_paused(), engine.begin() as conn:
-            _load(conn, trace_id, settings, sha, name, progress)
+            _load(conn, trace_id, settings, sha, name, progress, writer)
+        remove_trace_datasets(settings.blob_dir, trace_id, keep=writer.name)
+        writer = None
     except IngestError as e:
         mark_failed(engine, trace_id, str(e))
         return TraceStatus.FAILED
@@ -84,6 +94,8 @@ def ingest_trace(
         mark_failed(engine, trace_id, f"internal error while ingesting: {type(e).__name__}: {e}")
         raise
     finally:
+        if writer is not None:  # failed: nothing of this attempt stays
+            writer.discard()
         progress.clear()
     return TraceStatus.READY
 
@@ -95,9 +107,10 @@ def _load(
     sha: str,
     name: str,
     progress: ProgressReporter,
+    writer: DatasetWriter,
 ) -> None:
-    """Replace the trace's events and stats and mark it ready, in the caller's transaction."""
-    conn.execute(delete(TraceEvent).where(TraceEvent.trace_id == trace_id))  # type: ignore[arg-type]
+    """Write the dataset, replace the trace's index and stats and mark it ready, in the
+    caller's transaction."""
     conn.execute(delete(KernelStatRecord).where(KernelStatRecord.trace_id == trace_id))  # type: ignore[arg-type]
     path = blob_path(settings.blob_dir, sha)
     if not path.exists():
@@ -111,23 +124,29 @@ def _load(
         scratch_bytes=settings.archive_scratch_bytes,
     )
     with parsed:  # an archive's extracted files go on every exit
-        _store(conn, trace_id, parsed, progress)
+        _store(conn, trace_id, parsed, progress, writer)
 
 
 def _store(
-    conn: Connection, trace_id: str, parsed: ParsedTrace, progress: ProgressReporter
+    conn: Connection,
+    trace_id: str,
+    parsed: ParsedTrace,
+    progress: ProgressReporter,
+    writer: DatasetWriter,
 ) -> None:
     report = parsed.report
-
-    def on_batch(events: int) -> None:
-        progress.update(bytes_done=report.bytes_done, bytes_total=report.bytes_total, events=events)
 
     # A step marker the user chose (trace_steps) outlives a re-ingest.
     chosen = select(col(Trace.step_marker)).where(col(Trace.id) == trace_id)
     marker = conn.execute(chosen).scalar()
     aggregator, timeline = TraceAggregator(step_marker=marker), TimelineCollector()
-    events = aggregator.feed(parsed.items)
-    insert_events(conn, trace_id, events, on_batch=on_batch, sink=timeline.add)
+    for batch in event_batches(trace_id, aggregator.feed(parsed.items)):
+        writer.write(batch)
+        timeline.add(batch)
+        progress.update(
+            bytes_done=report.bytes_done, bytes_total=report.bytes_total, events=writer.rows
+        )
+    dataset = writer.commit()
     stats = aggregator.stats
     progress.update(
         bytes_done=report.bytes_total,
@@ -135,7 +154,7 @@ def _store(
         events=aggregator.events,
         force=True,
     )
-    write_timeline_index(conn, trace_id, timeline.finish())
+    write_timeline_index(conn, trace_id, timeline.finish(), writer.path)
     summary = aggregator.summary(parsed.header)  # first: it resolves each kernel's launching op
     store_kernel_stats(
         conn, trace_id=trace_id, kernels=stats.kernels(), groups=aggregator.kernel_groups()
@@ -154,6 +173,7 @@ def _store(
         "start_ns": stats.start_ns,
         "duration_ns": stats.duration_ns,
         "summary": summary,
+        "dataset": dataset,
     }
     mark_ready(conn, trace_id, loaded)
 

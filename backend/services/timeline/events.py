@@ -1,19 +1,18 @@
 """Timeline look-ups around single events: detail with CPU launch, search, gaps.
 
-The CPU launch of a GPU event follows its correlation id to the runtime call, looking
-back from the event's start in windows growing 16x (launch queues are usually well under
-a millisecond deep), then takes the innermost CPU op on that thread around the call.
+Events are read from the trace's dataset. The CPU launch of a GPU event follows its
+correlation id to the latest runtime call at or before it (same rank), then takes the
+innermost CPU op on that thread around the call.
 
 Public surface: `get_event_detail`, `search`, `list_gaps`. (Steps: `trace_steps`.)
 """
 
-from typing import Any
+from typing import Any, NamedTuple
 
+import orjson
 from sqlalchemy import select
-from sqlalchemy.engine import Connection
 from sqlmodel import Session, col, func
 
-from backend.models.events import TraceEvent
 from backend.models.kernel_stats import KernelStatRecord
 from backend.models.timeline import (
     EventDetail,
@@ -26,21 +25,37 @@ from backend.models.timeline import (
     SearchResult,
     TimelineGap,
     TimelineName,
-    TimelineSpan,
-    table_of,
 )
+from backend.models.traces import Trace
+from backend.services.datasets import query_events
 from backend.services.errors import NotFoundError
 from backend.services.timeline import lanes as lanes_mod
 from backend.services.timeline.gaps import RULE
-from backend.services.timeline.lanes import CPU, GPU_FAMILIES, LaneKey
-from backend.services.timeline.pyramid import LONG_NS, length_class
-from backend.services.timeline.windows import lane_keys, list_lanes, overlap, ready_trace
+from backend.services.timeline.lanes import GPU_FAMILIES, LaneKey
+from backend.services.timeline.pyramid import LONG_NS
+from backend.services.timeline.windows import lane_keys, list_lanes, ready_trace
 
-_EVENTS = table_of(TraceEvent)
-_E = _EVENTS.c
-_S = table_of(TimelineSpan).c
-_LOOKBACKS = (1_000_000, 16_000_000, 256_000_000, 4_096_000_000)
 _SEARCH_NAMES = 20
+
+
+class _Row(NamedTuple):
+    """One stored event as read from the dataset."""
+
+    id: int
+    kind: str
+    name: str
+    start_ns: int
+    dur_ns: int
+    rank: int | None
+    device: int | None
+    stream: int | None
+    pid: int | None
+    tid: int | None
+    correlation: int | None
+    args: str | None
+
+
+_ROW = ", ".join(_Row._fields)
 
 
 def _public(row: Any, keys: dict[LaneKey, int], labels: dict[int, str]) -> EventPublic:
@@ -49,7 +64,7 @@ def _public(row: Any, keys: dict[LaneKey, int], labels: dict[int, str]) -> Event
     return EventPublic(
         id=row.id, kind=row.kind, name=row.name, start_ns=row.start_ns, dur_ns=row.dur_ns,
         rank=row.rank, device=row.device, stream=row.stream, pid=row.pid, tid=row.tid,
-        correlation=row.correlation, args=row.args, lane=lane,
+        correlation=row.correlation, args=orjson.loads(row.args) if row.args else None, lane=lane,
         lane_label=labels.get(lane) if lane is not None else None,
     )  # fmt: skip
 
@@ -61,18 +76,17 @@ def get_event_detail(*, session: Session, trace_id: str, event_id: int) -> Event
     Raises:
         NotFoundError: no such trace, or no such event in it.
     """
-    ready_trace(session, trace_id)
-    conn = session.connection()
-    row = conn.execute(select(_EVENTS).where(_E.id == event_id, _E.trace_id == trace_id)).first()
+    trace = ready_trace(session, trace_id)
+    row = _one(trace, "id = ?", [event_id])
     if row is None:
         raise NotFoundError(f"event {event_id} not found in trace {trace_id}")
     lanes = list_lanes(session, trace_id)
     keys, labels = lane_keys(lanes), {lane.lane: lane.label for lane in lanes}
     runtime = cpu_op = None
     if lanes_mod.KIND_FAMILY.get(row.kind) in GPU_FAMILIES and row.correlation is not None:
-        runtime = _find_launch(conn, trace_id, row)
+        runtime = _find_launch(trace, row)
     if runtime is not None or row.kind == "runtime":
-        cpu_op = _enclosing_cpu_op(conn, trace_id, runtime or row, keys)
+        cpu_op = _enclosing_cpu_op(trace, runtime or row)
     return EventDetail(
         trace_id=trace_id,
         event=_public(row, keys, labels),
@@ -82,44 +96,31 @@ def get_event_detail(*, session: Session, trace_id: str, event_id: int) -> Event
     )
 
 
-def _find_launch(conn: Connection, trace_id: str, event: Any) -> Any:
-    for back in (*_LOOKBACKS, None):
-        query = select(_EVENTS).where(
-            _E.trace_id == trace_id, _E.kind == "runtime", _E.correlation == event.correlation,
-            _E.start_ns <= event.start_ns,
-        )  # fmt: skip
-        if event.rank is not None:
-            query = query.where(_E.rank == event.rank)
-        if back is not None:
-            query = query.where(_E.start_ns >= event.start_ns - back)
-        found = conn.execute(query.order_by(_E.start_ns.desc()).limit(1)).first()
-        if found is not None or back is None:
-            return found
-    return None
+def _one(trace: Trace, where: str, params: list[Any], order: str = "id") -> _Row | None:
+    """The first event (by `order`) matching `where`, or None."""
+    sql = f"SELECT {_ROW} FROM {{events}} WHERE {where} ORDER BY {order} LIMIT 1"
+    rows = query_events(trace, sql, params)
+    return _Row(*rows[0]) if rows else None
 
 
-def _enclosing_cpu_op(conn: Connection, trace_id: str, call: Any, keys: dict[LaneKey, int]) -> Any:
+def _find_launch(trace: Trace, event: _Row) -> _Row | None:
+    """The runtime call with the event's correlation id, the latest at or before it."""
+    where = "kind = 'runtime' AND correlation = ? AND start_ns <= ?"
+    params: list[Any] = [event.correlation, event.start_ns]
+    if event.rank is not None:
+        where += " AND rank = ?"
+        params.append(event.rank)
+    return _one(trace, where, params, order="start_ns DESC, id DESC")
+
+
+def _enclosing_cpu_op(trace: Trace, call: _Row) -> _Row | None:
     """The innermost cpu_op on the call's thread that contains it."""
-    same_thread = (_E.pid == call.pid, _E.tid == call.tid, _E.kind == "cpu_op")
-    short = select(_EVENTS).where(
-        _E.trace_id == trace_id, *same_thread, _E.start_ns <= call.start_ns,
-        _E.start_ns >= call.start_ns - LONG_NS,
-        _E.start_ns + _E.dur_ns >= call.start_ns + call.dur_ns,
-    )  # fmt: skip
-    candidates = list(conn.execute(short))
-    lane = keys.get(LaneKey(CPU, call.rank, call.pid, call.tid))
-    if lane is not None:
-        end = call.start_ns + call.dur_ns
-        span_class = length_class(10**15)
-        long = (
-            select(_EVENTS)
-            .join(table_of(TimelineSpan), _S.event_id == _E.id)
-            .where(overlap(_S, trace_id, call.start_ns, end, span_class))
-            .where(_S.lane == lane, *same_thread, _E.start_ns <= call.start_ns)
-            .where(_E.start_ns + _E.dur_ns >= end)
-        )
-        candidates.extend(conn.execute(long))
-    return max(candidates, key=lambda r: (r.start_ns, -r.dur_ns), default=None)
+    where = (
+        "kind = 'cpu_op' AND pid IS NOT DISTINCT FROM ? AND tid IS NOT DISTINCT FROM ? "
+        "AND rank IS NOT DISTINCT FROM ? AND start_ns <= ? AND start_ns + dur_ns >= ?"
+    )
+    params = [call.pid, call.tid, call.rank, call.start_ns, call.start_ns + call.dur_ns]
+    return _one(trace, where, params, order="start_ns DESC, dur_ns ASC")
 
 
 def _kernel_stats(session: Session, trace_id: str, name: str) -> KernelStatsRow | None:
@@ -142,7 +143,7 @@ def search(
 ) -> SearchResult:
     """Names containing `query` (case-insensitive) and their first `limit` occurrences in
     the window, read in start order from each name's [first, last] range."""
-    ready_trace(session, trace_id)
+    trace = ready_trace(session, trace_id)
     pattern = f"%{query.lower()}%"
     names = list(
         session.scalars(
@@ -155,30 +156,24 @@ def search(
     )
     matches: list[EventWindow] = []
     if names:
-        lanes = list_lanes(session, trace_id)
-        keys = lane_keys(lanes)
+        keys = lane_keys(list_lanes(session, trace_id))
         lo = max(start_ns or 0, min(n.first_ns for n in names)) - LONG_NS
         hi = min(end_ns or 2**62, max(n.last_ns for n in names))
-        rows = session.connection().execute(
-            select(_E.id, _E.kind, _E.name, _E.start_ns, _E.dur_ns, _E.rank, _E.device,
-                   _E.stream, _E.pid, _E.tid)
-            .where(_E.trace_id == trace_id, _E.kind.in_({n.kind for n in names}))
-            .where(_E.start_ns >= lo, _E.start_ns < hi)
-            .where(_E.name.in_([n.name for n in names]))
-            .where(_E.start_ns + _E.dur_ns >= (start_ns or 0))
-            .order_by(_E.start_ns).limit(limit + 1)
-        )  # fmt: skip
-        for r in rows:
-            key = lanes_mod.lane_key(r.kind, r.rank, r.device, r.stream, r.pid, r.tid)
+        sql = (
+            "SELECT id, kind, name, start_ns, dur_ns, rank, device, stream, pid, tid "
+            "FROM {events} WHERE kind IN (SELECT unnest(?)) AND start_ns >= ? AND start_ns < ? "
+            "AND name IN (SELECT unnest(?)) AND start_ns + dur_ns >= ? "
+            "ORDER BY start_ns, id LIMIT ?"
+        )
+        kinds, wanted = sorted({n.kind for n in names}), [n.name for n in names]
+        params = [kinds, lo, hi, wanted, start_ns or 0, limit + 1]
+        for id_, kind, name, start, dur, rank, device, stream, pid, tid in query_events(
+            trace, sql, params
+        ):
+            key = lanes_mod.lane_key(kind, rank, device, stream, pid, tid)
             lane = keys.get(key) if key is not None else None
             matches.append(
-                EventWindow(
-                    id=r.id,
-                    lane=lane,
-                    name=r.name,
-                    start_ns=r.start_ns,
-                    end_ns=r.start_ns + r.dur_ns,
-                )
+                EventWindow(id=id_, lane=lane, name=name, start_ns=start, end_ns=start + dur)
             )
     items = [NameMatch(name=n.name, kind=n.kind, count=n.count, total_ns=n.total_ns) for n in names]
     return SearchResult(

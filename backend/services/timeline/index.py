@@ -1,25 +1,26 @@
 """Timeline level-of-detail index, built inside the ingest transaction (owner: timeline, #7).
 
-From what `TimelineCollector` gathered while the events were inserted (or, for a rebuild,
-from one streaming read of the stored events), writes: the lane table, the busy-block
+From what `TimelineCollector` gathered while the events streamed into the trace's dataset,
+writes: the lane table, the busy-block
 pyramid of every lane (`timeline_pyramid`), the long events, the GPU idle gaps with their
 causes (`timeline_gaps`) and the name table used by search. Everything is replaced on
 re-ingest, so the index always matches the events.
 
-Public surface: `write_timeline_index`, `build_timeline_index`.
+Public surface: `write_timeline_index`.
 """
 
 import heapq
 from collections.abc import Iterable, Iterator
 from itertools import chain
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+import orjson
+from sqlalchemy import delete, insert
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
 from backend.core.bulk_insert import bulk_insert
-from backend.models.events import TraceEvent
 from backend.models.timeline import (
     TimelineBlock,
     TimelineGap,
@@ -29,8 +30,9 @@ from backend.models.timeline import (
     name_key,
     table_of,
 )
+from backend.services.datasets import query_file
 from backend.services.timeline import lanes as lanes_mod
-from backend.services.timeline.collect import Collected, Lane, Row, TimelineCollector
+from backend.services.timeline.collect import Collected, Lane, Row
 from backend.services.timeline.gaps import Coverage, find_gaps
 from backend.services.timeline.lanes import DEVICE, GPU, LaneKey
 from backend.services.timeline.pyramid import (
@@ -41,12 +43,6 @@ from backend.services.timeline.pyramid import (
     pyramid,
 )
 
-_BATCH = 20_000
-# The stored events in `event_store.COLUMNS` order, as `TimelineCollector.add` reads them.
-_SCAN_SQL = (
-    "SELECT id, trace_id, kind, name, start_ns, dur_ns, rank, device, stream, pid, tid, "
-    "correlation FROM events WHERE trace_id = {}"
-)
 _BLOCK_COLUMNS = (
     "trace_id", "level", "dclass", "start_ns", "lane", "end_ns", "events", "children", "busy_ns",
     "top_name",
@@ -64,22 +60,17 @@ _TABLES: tuple[type[SQLModel], ...] = (
 )
 
 
-def build_timeline_index(conn: Connection, trace_id: str) -> None:
-    """Rebuild the index from the trace's stored events (the ingest uses
-    `write_timeline_index` with what it collected while inserting them)."""
-    collector = TimelineCollector()
-    for batch in _driver_batches(conn, _SCAN_SQL, trace_id):
-        collector.add(batch)
-    write_timeline_index(conn, trace_id, collector.finish())
-
-
-def write_timeline_index(conn: Connection, trace_id: str, scan: Collected) -> None:
+def write_timeline_index(
+    conn: Connection, trace_id: str, scan: Collected, events_path: Path
+) -> None:
     """Replace the trace's index with one built from `scan` (which this consumes).
 
     Args:
-        conn: the ingest transaction's connection (the index commits with the events).
-        trace_id: the trace whose events were just inserted.
+        conn: the ingest transaction's connection (the index commits with the trace row).
+        trace_id: the trace whose events were just stored.
         scan: what `TimelineCollector` gathered from those events.
+        events_path: the new dataset's `events.parquet` (the trace row names it only once
+            this transaction commits).
     """
     for table in _TABLES:
         conn.execute(delete(table_of(table)).where(table_of(table).c.trace_id == trace_id))
@@ -91,7 +82,7 @@ def write_timeline_index(conn: Connection, trace_id: str, scan: Collected) -> No
     lanes = scan.lanes.values()
     span = max(lane.last_end for lane in lanes) - min(lane.first_start for lane in lanes)
     levels = level_count(span)
-    queues = _queues(conn, [scan.first_kernel[k] for k in keys if k in scan.first_kernel])
+    queues = _queues(events_path, [scan.first_kernel[k] for k in keys if k in scan.first_kernel])
     multi_rank = len({k.rank for k in keys if k.rank is not None}) > 1
     runtime = {t: Coverage(iv) for t, iv in scan.runtime.items()}
     sync = {t: Coverage(iv) for t, iv in scan.sync.items()}
@@ -146,7 +137,7 @@ def write_timeline_index(conn: Connection, trace_id: str, scan: Collected) -> No
     if conn.dialect.name == "postgresql":
         # Fresh bulk-loaded tables have no statistics; without them the planner chose
         # sequential scans and the window p95 on a 1M-event trace was 240 ms, not 54 ms.
-        tables: tuple[type[SQLModel], ...] = (*_TABLES, TraceEvent)
+        tables: tuple[type[SQLModel], ...] = _TABLES
         names = ", ".join(table_of(t).name for t in tables)
         conn.exec_driver_sql(f"ANALYZE {names}")
 
@@ -195,14 +186,18 @@ def _lane_row(
     }  # fmt: skip
 
 
-def _queues(conn: Connection, first_ids: list[int]) -> dict[int, object]:
+def _queues(events_path: Path, first_ids: list[int]) -> dict[int, object]:
     """AMD traces name GPU lanes by queue: read `args.queue` of each lane's first kernel
     (a lane's first event may be a copy, which carries no queue)."""
     if not first_ids:
         return {}
-    e = table_of(TraceEvent).c
-    rows = conn.execute(select(e.id, e.args).where(e.id.in_(first_ids)))
-    return {i: a["queue"] for i, a in rows if isinstance(a, dict) and a.get("queue") is not None}
+    sql = "SELECT id, args FROM {events} WHERE id IN (SELECT unnest(?)) AND args IS NOT NULL"
+    queues = {}
+    for event_id, text in query_file(events_path, sql, [first_ids]):
+        args = orjson.loads(text)
+        if isinstance(args, dict) and args.get("queue") is not None:
+            queues[event_id] = args["queue"]
+    return queues
 
 
 def _span_rows(
@@ -222,20 +217,6 @@ def _name_rows(trace_id: str, names: dict[tuple[str, str], list[int]]) -> Iterat
             "count": count,
             "total_ns": total, "first_ns": first, "last_ns": last,
         }  # fmt: skip
-
-
-def _driver_batches(conn: Connection, sql: str, trace_id: str) -> Iterator[list[tuple[Any, ...]]]:
-    """Batches of rows straight from the driver: SQLAlchemy's row objects cost ~7 µs per
-    event here. PostgreSQL streams through a server-side cursor, so memory stays one batch."""
-    dbapi: Any = conn.connection.driver_connection
-    postgres = conn.dialect.name == "postgresql"
-    cursor = dbapi.cursor(name="timeline_scan") if postgres else dbapi.cursor()
-    try:
-        cursor.execute(sql.format("%s" if postgres else "?"), (trace_id,))
-        while batch := cursor.fetchmany(_BATCH):
-            yield batch
-    finally:
-        cursor.close()
 
 
 def _insert(conn: Connection, model: type[SQLModel], rows: Iterable[dict[str, Any]]) -> None:

@@ -11,27 +11,23 @@ Public surface: `list_steps`, `set_step_marker`.
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from backend.models.events import TraceEvent
-from backend.models.timeline import StepMarkerOption, StepsPublic, StepWindow, table_of
+from backend.models.timeline import StepMarkerOption, StepsPublic, StepWindow
+from backend.models.traces import Trace
+from backend.services.datasets import batches_of_events, query_events
 from backend.services.errors import InvalidInputError
 from backend.services.timeline.windows import ready_trace
 from ingest.steps import Launch, Range, StepMarking, find_steps, summarize
 
-_E = table_of(TraceEvent).c
-_GPU_WORK = ("kernel", "memcpy", "memset")
-_BATCH = 50_000
+_GPU_WORK = ["kernel", "memcpy", "memset"]
 
 
-def _ranges(conn: Connection, trace_id: str, kind: str) -> list[Range]:
-    """Every stored event of `kind` ("annotation" or "gpu_annotation"); annotations are few."""
-    query = select(_E.name, _E.start_ns, _E.dur_ns, _E.rank, _E.pid, _E.tid).where(
-        _E.trace_id == trace_id, _E.kind == kind
-    )
-    return [Range(*row) for row in conn.execute(query)]
+def _ranges(trace: Trace, kind: str) -> list[Range]:
+    """Every stored event of `kind` ("annotation" or "gpu_annotation"), in the parser's
+    order; annotations are few."""
+    sql = "SELECT name, start_ns, dur_ns, rank, pid, tid FROM {events} WHERE kind = ? ORDER BY id"
+    return [Range(*row) for row in query_events(trace, sql, [kind])]
 
 
 def _public(trace_id: str, marking: StepMarking, chosen: str | None) -> StepsPublic:
@@ -62,7 +58,7 @@ def list_steps(*, session: Session, trace_id: str, marker: str | None = None) ->
         NotFoundError: no such trace. InvalidInputError: it is not ready.
     """
     trace = ready_trace(session, trace_id)
-    ranges = _ranges(session.connection(), trace_id, "annotation")
+    ranges = _ranges(trace, "annotation")
     marking = find_steps(ranges, marker if marker is not None else trace.step_marker)
     return _public(trace_id, marking, trace.step_marker)
 
@@ -76,16 +72,15 @@ def set_step_marker(*, session: Session, trace_id: str, marker: str | None) -> S
             range of it is named by `marker`.
     """
     trace = ready_trace(session, trace_id)
-    conn = session.connection()
-    marking = find_steps(_ranges(conn, trace_id, "annotation"), marker)
+    marking = find_steps(_ranges(trace, "annotation"), marker)
     if marker is not None and not marking.steps:
         known = ", ".join(o.marker for o in marking.options[:10]) or "none"
         raise InvalidInputError(
             f"step_marker {marker!r}: no annotation range of trace {trace_id} has that name "
             f"or family; its annotations: {known}"
         )
-    mirrors = _ranges(conn, trace_id, "gpu_annotation")
-    steps = summarize(marking, _launched(conn, trace_id, marking), mirrors)
+    mirrors = _ranges(trace, "gpu_annotation")
+    steps = summarize(marking, _launched(trace, marking), mirrors)
     trace.summary = {**(trace.summary or {}), "steps": dict(steps)}
     trace.step_marker = marker
     session.add(trace)
@@ -93,7 +88,7 @@ def set_step_marker(*, session: Session, trace_id: str, marker: str | None) -> S
     return _public(trace_id, marking, marker)
 
 
-def _launched(conn: Connection, trace_id: str, marking: StepMarking) -> Iterator[Launch]:
+def _launched(trace: Trace, marking: StepMarking) -> Iterator[Launch]:
     """(rank, runtime call start, GPU start, GPU end) of the GPU work launched during the
     steps: runtime calls inside the steps' span, matched to GPU work by correlation id (per
     rank; the first call wins), as the ingest summary matches them."""
@@ -102,21 +97,19 @@ def _launched(conn: Connection, trace_id: str, marking: StepMarking) -> Iterator
     lo = min(s.start_ns for s in marking.steps)
     hi = max(s.start_ns + s.dur_ns for s in marking.steps)
     calls: dict[tuple[Any, int], int] = {}
-    query = (
-        select(_E.rank, _E.correlation, _E.start_ns)
-        .where(_E.trace_id == trace_id, _E.kind == "runtime", _E.start_ns >= lo)
-        .where(_E.start_ns < hi, _E.correlation.is_not(None))
-        .order_by(_E.start_ns)
+    runtime = (
+        "SELECT rank, correlation, start_ns FROM {events} WHERE kind = 'runtime' "
+        "AND start_ns >= ? AND start_ns < ? AND correlation IS NOT NULL ORDER BY start_ns, id"
     )
-    for rank, corr, start in conn.execute(query):
+    for rank, corr, start in query_events(trace, runtime, [lo, hi]):
         calls.setdefault((rank, corr), start)
     work = (
-        select(_E.rank, _E.correlation, _E.start_ns, _E.dur_ns)
-        .where(_E.trace_id == trace_id, _E.kind.in_(_GPU_WORK), _E.start_ns >= lo)
-        .where(_E.correlation.is_not(None))
-        .execution_options(yield_per=_BATCH)
+        "SELECT rank, correlation, start_ns, dur_ns FROM {events} "
+        "WHERE kind IN (SELECT unnest(?)) AND start_ns >= ? AND correlation IS NOT NULL "
+        "ORDER BY id"
     )
-    for rank, corr, start, dur in conn.execute(work):
-        cpu_t = calls.get((rank, corr))
-        if cpu_t is not None:
-            yield rank, cpu_t, start, start + dur
+    for batch in batches_of_events(trace, work, [_GPU_WORK, lo]):
+        for rank, corr, start, dur in batch:
+            cpu_t = calls.get((rank, corr))
+            if cpu_t is not None:
+                yield rank, cpu_t, start, start + dur

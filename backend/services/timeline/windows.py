@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
 
-from backend.models.events import TraceEvent
 from backend.models.timeline import (
     LanePublic,
     OverviewBin,
@@ -34,6 +34,7 @@ from backend.models.timeline import (
     table_of,
 )
 from backend.models.traces import Trace, TraceStatus
+from backend.services.datasets import query_events
 from backend.services.errors import InvalidInputError
 from backend.services.timeline import lanes as lanes_mod
 from backend.services.timeline.lanes import DEVICE, FAMILY_KINDS, LaneKey
@@ -43,11 +44,11 @@ from backend.services.traces import get_trace
 DEFAULT_MAX_ITEMS = 5000
 SCAN_FACTOR = 4  # index entries a query may read per returned item, at most
 OVERVIEW_SCAN = 50_000
+_RAW_COLUMNS = "id, kind, name, start_ns, dur_ns, rank, device, stream, pid, tid, args"
 HOVER_ARGS = (
     "grid", "block", "bytes", "memory bandwidth (GB/s)", "registers per thread",
     "shared memory", "est. achieved occupancy %", "queue", "Collective name",
 )  # fmt: skip
-_E = table_of(TraceEvent).c
 _B = table_of(TimelineBlock).c
 _S = table_of(TimelineSpan).c
 
@@ -125,7 +126,7 @@ def get_window(
     if we <= ws:
         raise InvalidInputError(f"empty window: end_ns ({we}) must be after start_ns ({ws})")
     chosen = _choose(all_lanes, lanes)
-    w = _Window(session.connection(), trace_id, ws, we, max_items, all_lanes, chosen, t1 - t0)
+    w = _Window(session.connection(), trace, ws, we, max_items, all_lanes, chosen, t1 - t0)
     items, level, estimate, truncated = w.items()
     return TimelineWindow(
         trace_id=trace_id, start_ns=ws, end_ns=we, trace_start_ns=t0, trace_end_ns=t1,
@@ -160,7 +161,7 @@ class _Window:
     def __init__(
         self,
         conn: Connection,
-        trace_id: str,
+        trace: Trace,
         ws: int,
         we: int,
         max_items: int,
@@ -168,7 +169,8 @@ class _Window:
         chosen: list[TimelineLane],
         span: int,
     ) -> None:
-        self.conn, self.trace_id, self.ws, self.we, self.n = conn, trace_id, ws, we, max_items
+        self.conn, self.trace, self.ws, self.we, self.n = conn, trace, ws, we, max_items
+        self.trace_id = trace.id
         self.all_lanes, self.chosen = all_lanes, chosen
         self.ids = {lane.lane for lane in chosen}
         self.visible = len(all_lanes)
@@ -233,28 +235,25 @@ class _Window:
 
     def _raw_items(self) -> list[TimelineItem] | None:
         kinds = [k for f in self._families() for k in FAMILY_KINDS.get(f, ())]
-        cols = (_E.id, _E.kind, _E.name, _E.start_ns, _E.dur_ns, _E.rank, _E.device,
-                _E.stream, _E.pid, _E.tid, _E.args)  # fmt: skip
-        short = select(*cols).where(
-            _E.trace_id == self.trace_id, _E.kind.in_(kinds),
-            _E.start_ns >= self.ws - LONG_NS, _E.start_ns < self.we,
-            _E.dur_ns <= LONG_NS, _E.start_ns + _E.dur_ns >= self.ws,
-        )  # fmt: skip
-        long = (
-            select(*cols)
-            .join(table_of(TimelineSpan), _S.event_id == _E.id)
+        long_ids = self.conn.execute(
+            select(_S.event_id)
             .where(overlap(_S, self.trace_id, self.ws, self.we, self.max_class))
             .where(_S.lane.in_(self.ids))
+        ).scalars()
+        sql = (
+            f"SELECT {_RAW_COLUMNS} FROM {{events}} WHERE kind IN (SELECT unnest(?)) "
+            "AND start_ns >= ? AND start_ns < ? AND dur_ns <= ? AND start_ns + dur_ns >= ? "
+            f"UNION ALL SELECT {_RAW_COLUMNS} FROM {{events}} WHERE id IN (SELECT unnest(?))"
         )
+        params = [kinds, self.ws - LONG_NS, self.we, LONG_NS, self.ws, list(long_ids)]
         keys = lane_keys(self.chosen)
         items: list[TimelineItem] = []
-        for query in (short, long):
-            for row in self.conn.execute(query):
-                item = _raw_item(row, keys)
-                if item is not None:
-                    items.append(item)
-                    if len(items) > self.n:
-                        return None
+        for row in query_events(self.trace, sql, params):
+            item = _raw_item(row, keys)
+            if item is not None:
+                items.append(item)
+                if len(items) > self.n:
+                    return None
         _set_depths(items)
         return items
 
@@ -288,11 +287,17 @@ def _raw_item(row: Any, keys: dict[LaneKey, int]) -> TimelineItem | None:
     lane = keys.get(key) if key is not None else None
     if lane is None:
         return None
-    shown = {k: args[k] for k in HOVER_ARGS if k in args} if isinstance(args, dict) else None
+    shown = _hover_args(args) if args else None
     return TimelineItem(
         lane=lane, start_ns=start, dur_ns=dur, name=name, busy_ns=dur, id=id_,
         category=lanes_mod.category(kind, name), args=shown or None,
     )  # fmt: skip
+
+
+def _hover_args(text: str) -> dict[str, Any] | None:
+    """The stored args (JSON text) that a hover shows, or None."""
+    args = orjson.loads(text)
+    return {k: args[k] for k in HOVER_ARGS if k in args} if isinstance(args, dict) else None
 
 
 def _set_depths(items: list[TimelineItem]) -> None:

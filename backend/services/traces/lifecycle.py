@@ -12,6 +12,7 @@ from backend.core.config import Settings
 from backend.core.queue import try_enqueue
 from backend.core.task_names import INGEST_QUEUE, INGEST_TRACE
 from backend.models import Trace
+from backend.services.datasets import remove_trace_datasets
 from backend.services.errors import InvalidInputError, NotFoundError
 from backend.services.traces.blob_store import delete_blob, put_blob
 from backend.services.traces.states import INITIAL
@@ -115,9 +116,10 @@ def list_traces(
 
 
 def delete_trace(*, session: Session, blob_dir: Path, trace_id: str) -> None:
-    """Delete the trace, its events and stats (by cascade) and its blob."""
+    """Delete the trace, its index and stats (by cascade), its dataset and its blob."""
     trace = get_trace(session=session, trace_id=trace_id)
     sha = trace.blob_sha256
     session.delete(trace)
     session.commit()
+    remove_trace_datasets(blob_dir, trace_id)
     delete_blob(blob_dir, sha)

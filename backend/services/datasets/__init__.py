@@ -1,0 +1,26 @@
+"""Datasets: a trace's events as columns (Parquet in the blob store, read by DuckDB).
+
+The SQL database keeps the small nouns; a trace's events live in its dataset, written once
+per ingest and parser version, and read by every page, export and analysis that needs them.
+"""
+
+from backend.services.datasets.cleanup import remove_trace_datasets, sweep_datasets
+from backend.services.datasets.reader import (
+    batches_of_events,
+    events_file,
+    query_events,
+    query_file,
+    scan_events,
+)
+from backend.services.datasets.writer import DatasetWriter
+
+__all__ = [
+    "DatasetWriter",
+    "batches_of_events",
+    "events_file",
+    "query_events",
+    "query_file",
+    "remove_trace_datasets",
+    "scan_events",
+    "sweep_datasets",
+]

@@ -1,0 +1,113 @@
+"""Read a trace's events from its Parquet dataset with DuckDB.
+
+Every API and worker process reads the files under the shared `STORAGE_DIR` directly, with
+no lock: a dataset is written once and never changed. Each thread gets its own cursor on
+one in-process DuckDB database, so concurrent requests do not serialise on a connection.
+
+SQL passed here names the events as `{events}`: `query_events` binds it to the trace's file
+(`FROM {events}` becomes a scan of `events.parquet`, with row groups skipped by their
+min/max statistics).
+
+Public surface: `events_file`, `query_events`, `query_file`, `batches_of_events`,
+`scan_events`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow.parquet as pq
+
+from backend.core.config import get_settings
+from backend.models import Trace
+from backend.services.datasets.layout import EVENTS_FILE, dataset_dir
+from backend.services.errors import NotFoundError
+
+_local = threading.local()
+_lock = threading.Lock()
+_database: duckdb.DuckDBPyConnection | None = None
+
+
+def events_file(trace: Trace) -> Path:
+    """The trace's `events.parquet`.
+
+    Raises:
+        NotFoundError: the trace has no dataset (not ingested yet, or ingested before the
+            columnar store and not re-indexed: `perfdash db reindex`).
+    """
+    if not trace.dataset:
+        raise NotFoundError(
+            f"trace {trace.id} has no stored events: it is {trace.status}"
+            + ("" if trace.status != "ready" else "; run `perfdash db reindex`")
+        )
+    return dataset_dir(get_settings().blob_dir, trace.id, trace.dataset) / EVENTS_FILE
+
+
+def query_events(trace: Trace, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """Run `sql` (which reads the table `{events}`) over the trace's events; all rows."""
+    return query_file(events_file(trace), sql, params)
+
+
+def query_file(path: Path, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """`query_events` on an `events.parquet` named by path (the ingest, before the trace
+    row names its new dataset)."""
+    cursor = _cursor()
+    cursor.execute(_bind(path, sql), list(params))
+    return cursor.fetchall()
+
+
+def batches_of_events(
+    trace: Trace, sql: str, params: Sequence[Any] = (), *, size: int = 50_000
+) -> Iterator[list[tuple[Any, ...]]]:
+    """Like `query_events`, in batches of `size` rows, so a large result is never held."""
+    cursor = _cursor().cursor()  # its own cursor: the caller may query while iterating
+    try:
+        cursor.execute(_bind(events_file(trace), sql), list(params))
+        while batch := cursor.fetchmany(size):
+            yield batch
+    finally:
+        cursor.close()
+
+
+def scan_events(trace: Trace, *, size: int = 20_000) -> Iterator[list[dict[str, Any]]]:
+    """Every stored event, as dicts, in the file's order, `size` at a time (an export:
+    no sort, no engine, memory of one batch). The file is opened at once, so a trace
+    without a dataset raises here, not half-way through a response."""
+    parquet = pq.ParquetFile(events_file(trace))
+
+    def batches() -> Iterator[list[dict[str, Any]]]:
+        try:
+            for batch in parquet.iter_batches(batch_size=size):
+                yield batch.to_pylist()
+        finally:
+            parquet.close()
+
+    return batches()
+
+
+def _bind(path: Path, sql: str) -> str:
+    quoted = str(path).replace("'", "''")
+    return sql.replace("{events}", f"read_parquet('{quoted}')")
+
+
+def _cursor() -> duckdb.DuckDBPyConnection:
+    cursor: duckdb.DuckDBPyConnection | None = getattr(_local, "cursor", None)
+    if cursor is None:
+        cursor = _shared().cursor()
+        _local.cursor = cursor
+    return cursor
+
+
+def _shared() -> duckdb.DuckDBPyConnection:
+    """The process's DuckDB database: in memory, two threads, metadata of files cached."""
+    global _database
+    with _lock:
+        if _database is None:
+            _database = duckdb.connect(
+                ":memory:", config={"threads": 2, "enable_object_cache": True}
+            )
+        return _database
