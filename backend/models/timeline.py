@@ -1,14 +1,14 @@
 """The `timeline` noun: the level-of-detail index built at ingest, and the timeline API shapes.
 
+The pyramid of busy blocks (per lane and level, busy intervals merged across gaps shorter
+than the level's width: 8 µs, 64 µs, ... growing 8x) and the GPU idle gaps live in the
+trace's dataset (`backend.services.datasets`: `blocks.parquet`, `gaps.parquet`).
+
 Tables (all keyed by trace, deleted with it):
 - `timeline_lanes`: one row per drawable lane (GPU stream, CPU thread, annotation source),
   plus hidden per-device lanes that feed the utilisation strip.
-- `timeline_blocks`: per lane and level, the lane's busy intervals merged across gaps
-  shorter than the level's width (8 µs, 64 µs, ... growing 8x). `dclass` bins blocks by
-  length so a window query is a few index ranges, never a scan from the trace start.
-- `timeline_spans`: events longer than `LONG_NS`, binned the same way, so the raw-event
-  path can use a short look-back on `events` for everything else.
-- `timeline_gaps`: idle gaps on GPU lanes with what the CPU did meanwhile.
+- `timeline_spans`: events longer than `LONG_NS`, binned by length (`dclass`), so the
+  raw-event path can use a short look-back on the events for everything else.
 - `timeline_names`: distinct names with counts and first/last time, for search. Keyed by
   a hash of the name (`name_key`), since a btree row cannot hold a name over ~2.7 KB on
   PostgreSQL and kernel names are user input.
@@ -18,7 +18,7 @@ from hashlib import blake2b
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, SmallInteger, Table
+from sqlalchemy import JSON, BigInteger, Column, ForeignKey, SmallInteger, Table
 from sqlmodel import Field, SQLModel
 
 from backend.models.kernel_stats import PCT_DESCRIPTION
@@ -55,21 +55,6 @@ class TimelineLane(SQLModel, table=True):
     level_blocks: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
 
 
-class TimelineBlock(SQLModel, table=True):
-    __tablename__ = "timeline_blocks"
-
-    trace_id: str = Field(sa_column=_trace_fk())
-    level: int = Field(sa_column=Column(SmallInteger, primary_key=True))
-    dclass: int = Field(sa_column=Column(SmallInteger, primary_key=True))
-    start_ns: int = Field(sa_column=Column(BigInteger, primary_key=True))
-    lane: int = Field(primary_key=True)
-    end_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
-    events: int
-    children: int
-    busy_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
-    top_name: str
-
-
 class TimelineSpan(SQLModel, table=True):
     __tablename__ = "timeline_spans"
 
@@ -79,21 +64,6 @@ class TimelineSpan(SQLModel, table=True):
     event_id: int = Field(sa_column=Column(BigInteger, primary_key=True))
     lane: int
     end_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
-
-
-class TimelineGap(SQLModel, table=True):
-    __tablename__ = "timeline_gaps"
-    __table_args__ = (Index("ix_timeline_gaps_trace_dur", "trace_id", "dur_ns"),)
-
-    trace_id: str = Field(sa_column=_trace_fk())
-    lane: int = Field(primary_key=True)
-    start_ns: int = Field(sa_column=Column(BigInteger, primary_key=True))
-    dur_ns: int = Field(sa_column=Column(BigInteger, nullable=False))
-    cause: str = Field(max_length=16)
-    next_event_id: int | None = Field(default=None, sa_column=Column(BigInteger))
-    launch_event_id: int | None = Field(default=None, sa_column=Column(BigInteger))
-    cpu_runtime_ns: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
-    cpu_sync_ns: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
 
 
 def name_key(name: str) -> str:

@@ -8,10 +8,13 @@ import random
 from pathlib import Path
 from typing import Any
 
+import orjson
+import pyarrow.parquet as pq
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from backend.core.config import get_settings
+from backend.services.datasets import DatasetWriter
 from backend.services.loading.event_rows import COLUMNS
 from backend.services.timeline.collect import SPILL_ROWS, Collected, TimelineCollector
 from backend.services.timeline.index import write_timeline_index
@@ -21,7 +24,7 @@ from tests.timeline.conftest import H200
 
 REPO = Path(__file__).resolve().parents[2]
 NSYS = REPO / "tests" / "data" / "nsys" / "train_step.sqlite"
-_INDEX_TABLES = ("timeline_lanes", "timeline_blocks", "timeline_spans", "timeline_gaps")
+_INDEX_TABLES = ("timeline_lanes", "timeline_spans", "timeline_names")
 
 
 def _rows(path: Path) -> list[tuple[Any, ...]]:
@@ -115,19 +118,26 @@ def test_a_shared_correlation_launches_from_the_latest_call() -> None:
     assert list(_collect([rows]).launches) == [(None, 42)]
 
 
-def _index(engine: Engine, trace_id: str) -> dict[str, list[str]]:
+def _index(engine: Engine, trace_id: str, folder: Path) -> dict[str, list[str]]:
+    """The trace's index: its SQL tables, and the blocks and gaps files in `folder`."""
     with engine.connect() as conn:
-        return {
+        tables = {
             table: sorted(
-                map(
-                    str,
-                    conn.execute(
-                        text(f"SELECT * FROM {table} WHERE trace_id = :t"), {"t": trace_id}
-                    ),
-                )
+                map(str, conn.execute(text(f"SELECT * FROM {table} WHERE trace_id = :t"),
+                                      {"t": trace_id}))
             )
             for table in _INDEX_TABLES
-        }
+        }  # fmt: skip
+    for file in ("blocks", "gaps"):
+        tables[file] = sorted(map(str, pq.read_table(folder / f"{file}.parquet").to_pylist()))
+    return tables
+
+
+def _dataset_folder(engine: Engine, trace_id: str) -> Path:
+    with engine.connect() as conn:
+        query = text("SELECT dataset FROM traces WHERE id = :t")
+        dataset = conn.execute(query, {"t": trace_id}).scalar_one()
+    return get_settings().blob_dir / "datasets" / trace_id / dataset
 
 
 def test_the_ingest_index_equals_a_rebuild_from_the_stored_events(
@@ -135,17 +145,23 @@ def test_the_ingest_index_equals_a_rebuild_from_the_stored_events(
 ) -> None:
     for path in (NSYS, H200):
         trace_id = ingest(path)
-        at_ingest = _index(engine, trace_id)
+        at_ingest = _index(engine, trace_id, _dataset_folder(engine, trace_id))
         assert all(at_ingest.values())
-        stored = stored_events(engine, trace_id)
-        rows = [tuple(e["args"] if c == "args" else e.get(c, trace_id) for c in COLUMNS)
-                for e in stored]  # fmt: skip
+        rows = [
+            tuple(
+                orjson.dumps(e["args"]).decode()
+                if c == "args" and e["args"]
+                else e.get(c, trace_id)
+                for c in COLUMNS
+            )
+            for e in stored_events(engine, trace_id)
+        ]
         collector = TimelineCollector()
         collector.add(rows)
+        rebuilt = DatasetWriter(get_settings().blob_dir, f"rebuilt-{trace_id}", "test")
+        rebuilt.write(rows)
+        rebuilt.close_events()
         with engine.begin() as conn:
-            dataset = conn.execute(
-                text("SELECT dataset FROM traces WHERE id = :t"), {"t": trace_id}
-            ).scalar_one()
-            folder = get_settings().blob_dir / "datasets" / trace_id / dataset
-            write_timeline_index(conn, trace_id, collector.finish(), folder / "events.parquet")
-        assert _index(engine, trace_id) == at_ingest, path.name
+            write_timeline_index(conn, trace_id, collector.finish(), rebuilt)
+        rebuilt.commit()
+        assert _index(engine, trace_id, rebuilt.events_path.parent) == at_ingest, path.name

@@ -1,13 +1,14 @@
 """Where a trace's columnar dataset lives in the blob store, and its Arrow schema.
 
-A dataset is a folder `<STORAGE_DIR>/datasets/<trace_id>/<name>/` holding `events.parquet`;
+A dataset is a folder `<STORAGE_DIR>/datasets/<trace_id>/<name>/` holding `events.parquet`
+and the timeline's level-of-detail index (`blocks.parquet`, `gaps.parquet`);
 `name` is `v<parser version>-<attempt>`, so a re-ingest writes beside the dataset readers
 use and the trace row's `dataset` column moves to it only once it is complete. An ingest
 writes into `.tmp-<name>/` and renames it: a killed ingest leaves a temporary folder that
 no reader can see, which the sweeper removes (`sweep.py`).
 
-Public surface: `DATASETS`, `EVENTS_FILE`, `TEMP_PREFIX`, `EVENT_SCHEMA`, `dataset_dir`,
-`trace_datasets_dir`.
+Public surface: `DATASETS`, `EVENTS_FILE`, `BLOCKS_FILE`, `GAPS_FILE`, `TEMP_PREFIX`,
+`EVENT_SCHEMA`, `BLOCK_SCHEMA`, `GAP_SCHEMA`, `TABLES`, `dataset_dir`, `trace_datasets_dir`.
 """
 
 from pathlib import Path
@@ -16,6 +17,8 @@ import pyarrow as pa
 
 DATASETS = "datasets"
 EVENTS_FILE = "events.parquet"
+BLOCKS_FILE = "blocks.parquet"
+GAPS_FILE = "gaps.parquet"
 TEMP_PREFIX = ".tmp-"
 
 # One row per stored event. `id` numbers a trace's events from 1 in the order the parser
@@ -36,6 +39,36 @@ EVENT_SCHEMA = pa.schema(
         pa.field("args", pa.string()),  # JSON text of the kept attributes, or null
     ]
 )
+
+# The timeline pyramid (`backend.services.timeline.pyramid`): per lane and level, the lane's
+# busy intervals merged across gaps shorter than the level's width.
+BLOCK_SCHEMA = pa.schema(
+    [
+        pa.field("level", pa.int16(), nullable=False),
+        pa.field("lane", pa.int32(), nullable=False),
+        pa.field("start_ns", pa.int64(), nullable=False),
+        pa.field("end_ns", pa.int64(), nullable=False),
+        pa.field("events", pa.int64(), nullable=False),
+        pa.field("children", pa.int64(), nullable=False),
+        pa.field("busy_ns", pa.int64(), nullable=False),
+        pa.field("top_name", pa.string(), nullable=False),
+    ]
+)
+# Idle gaps on GPU lanes, with what the CPU did meanwhile (`backend.services.timeline.gaps`).
+GAP_SCHEMA = pa.schema(
+    [
+        pa.field("lane", pa.int32(), nullable=False),
+        pa.field("start_ns", pa.int64(), nullable=False),
+        pa.field("dur_ns", pa.int64(), nullable=False),
+        pa.field("cause", pa.string(), nullable=False),
+        pa.field("next_event_id", pa.int64()),
+        pa.field("launch_event_id", pa.int64()),
+        pa.field("cpu_runtime_ns", pa.int64(), nullable=False),
+        pa.field("cpu_sync_ns", pa.int64(), nullable=False),
+    ]
+)
+# SQL placeholders (`{events}`...) and the file each reads.
+TABLES = {"events": EVENTS_FILE, "blocks": BLOCKS_FILE, "gaps": GAPS_FILE}
 
 
 def trace_datasets_dir(blob_dir: Path, trace_id: str) -> Path:

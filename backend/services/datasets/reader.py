@@ -4,9 +4,9 @@ Every API and worker process reads the files under the shared `STORAGE_DIR` dire
 no lock: a dataset is written once and never changed. Each thread gets its own cursor on
 one in-process DuckDB database, so concurrent requests do not serialise on a connection.
 
-SQL passed here names the events as `{events}`: `query_events` binds it to the trace's file
-(`FROM {events}` becomes a scan of `events.parquet`, with row groups skipped by their
-min/max statistics).
+SQL passed here names the dataset's tables as `{events}`, `{blocks}` and `{gaps}`:
+`query_events` binds them to the trace's files (`FROM {events}` becomes a scan of
+`events.parquet`, with row groups skipped by their min/max statistics).
 
 Public surface: `events_file`, `query_events`, `query_file`, `batches_of_events`,
 `scan_events`.
@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from backend.core.config import get_settings
 from backend.models import Trace
-from backend.services.datasets.layout import EVENTS_FILE, dataset_dir
+from backend.services.datasets.layout import EVENTS_FILE, TABLES, dataset_dir
 from backend.services.errors import NotFoundError
 
 _local = threading.local()
@@ -53,8 +53,8 @@ def query_events(trace: Trace, sql: str, params: Sequence[Any] = ()) -> list[tup
 
 
 def query_file(path: Path, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-    """`query_events` on an `events.parquet` named by path (the ingest, before the trace
-    row names its new dataset)."""
+    """`query_events` on the dataset of an `events.parquet` named by path (the ingest,
+    before the trace row names its new dataset)."""
     cursor = _cursor()
     cursor.execute(_bind(path, sql), list(params))
     return cursor.fetchall()
@@ -89,9 +89,12 @@ def scan_events(trace: Trace, *, size: int = 20_000) -> Iterator[list[dict[str, 
     return batches()
 
 
-def _bind(path: Path, sql: str) -> str:
-    quoted = str(path).replace("'", "''")
-    return sql.replace("{events}", f"read_parquet('{quoted}')")
+def _bind(events: Path, sql: str) -> str:
+    """`sql` with each `{table}` placeholder replaced by a scan of its file."""
+    for table, file in TABLES.items():
+        quoted = str(events.with_name(file)).replace("'", "''")
+        sql = sql.replace(f"{{{table}}}", f"read_parquet('{quoted}')")
+    return sql
 
 
 def _cursor() -> duckdb.DuckDBPyConnection:

@@ -1,10 +1,11 @@
-"""Write a trace's events as one zstd Parquet file, all or nothing.
+"""Write a trace's dataset (events and timeline index as zstd Parquet), all or nothing.
 
-Rows arrive in batches (the ingest's `event_store.COLUMNS` order, trace id included, as the
+Event rows arrive in batches (`event_rows.COLUMNS` order, trace id included, as the
 timeline collector also reads them) and are buffered into row groups of `ROW_GROUP` rows.
 Each group is sorted by (kind, start_ns) before it is written, so a time window of one kind
-of event reads few pages and the integer columns compress well. The file is written in a
-temporary folder; `commit` fsyncs it and renames the folder to its final name.
+of event reads few pages and the integer columns compress well. The index tables are
+streamed in by `write_blocks` and `write_gaps` once the events are closed. Everything is
+written in a temporary folder; `commit` fsyncs the files and renames the folder.
 
 Public surface: `DatasetWriter`, `ROW_GROUP`.
 """
@@ -15,7 +16,8 @@ import contextlib
 import os
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +25,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from backend.services.datasets.layout import (
+    BLOCK_SCHEMA,
+    BLOCKS_FILE,
     EVENT_SCHEMA,
     EVENTS_FILE,
+    GAP_SCHEMA,
+    GAPS_FILE,
     TEMP_PREFIX,
     dataset_dir,
     trace_datasets_dir,
@@ -56,7 +62,7 @@ class DatasetWriter:
             column_encoding={"id": "DELTA_BINARY_PACKED", "correlation": "DELTA_BINARY_PACKED"},
             write_statistics=True,
         )
-        self.path = self._final / EVENTS_FILE  # once committed
+        self.committed = False
         self._pending: list[Sequence[Any]] = []
         self.rows = 0
 
@@ -68,17 +74,54 @@ class DatasetWriter:
             group, self._pending = self._pending[:ROW_GROUP], self._pending[ROW_GROUP:]
             self._write_group(group)
 
-    def commit(self) -> str:
-        """Flush, fsync and move the dataset to its final name; return that name."""
+    @property
+    def events_path(self) -> Path:
+        """The events file, where it is now (readable once `close_events` has run)."""
+        return (self._final if self.committed else self._temp) / EVENTS_FILE
+
+    def close_events(self) -> None:
+        """Write the last row group and close the events file (once; later calls do nothing)."""
+        if self._writer is None:
+            return
         if self._pending:
             self._write_group(self._pending)
             self._pending = []
-        assert self._writer is not None, "commit called twice"
         self._writer.close()
         self._writer = None
-        _fsync(self._temp / EVENTS_FILE)
+
+    def write_blocks(self, rows: Iterable[Sequence[Any]]) -> int:
+        """The timeline pyramid's blocks (`layout.BLOCK_SCHEMA` order)."""
+        return self._write_table(BLOCKS_FILE, BLOCK_SCHEMA, rows)
+
+    def write_gaps(self, rows: Iterable[Sequence[Any]]) -> int:
+        """The GPU lanes' idle gaps (`layout.GAP_SCHEMA` order)."""
+        return self._write_table(GAPS_FILE, GAP_SCHEMA, rows)
+
+    def _write_table(self, file: str, schema: pa.Schema, rows: Iterable[Sequence[Any]]) -> int:
+        """Stream `rows` (tuples in `schema` order) into the dataset's `file`, a row group
+        at a time; return how many rows. An empty table is written too, so readers always
+        find the file."""
+        count = 0
+        with pq.ParquetWriter(self._temp / file, schema, compression="zstd") as out:
+            it = iter(rows)
+            while batch := list(islice(it, ROW_GROUP)):
+                columns = list(zip(*batch, strict=True))
+                arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)]
+                out.write_table(pa.Table.from_arrays(arrays, schema=schema))
+                count += len(batch)
+            if not count:
+                out.write_table(schema.empty_table())
+        return count
+
+    def commit(self) -> str:
+        """Close, fsync and move the dataset to its final name; return that name."""
+        assert not self.committed, "commit called twice"
+        self.close_events()
+        for path in self._temp.iterdir():
+            _fsync(path)
         os.rename(self._temp, self._final)
         _fsync(self._final.parent)
+        self.committed = True
         return self.name
 
     def discard(self) -> None:

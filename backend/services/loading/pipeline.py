@@ -146,7 +146,7 @@ def _store(
         progress.update(
             bytes_done=report.bytes_done, bytes_total=report.bytes_total, events=writer.rows
         )
-    dataset = writer.commit()
+    writer.close_events()
     stats = aggregator.stats
     progress.update(
         bytes_done=report.bytes_total,
@@ -154,7 +154,7 @@ def _store(
         events=aggregator.events,
         force=True,
     )
-    write_timeline_index(conn, trace_id, timeline.finish(), writer.path)
+    write_timeline_index(conn, trace_id, timeline.finish(), writer)
     summary = aggregator.summary(parsed.header)  # first: it resolves each kernel's launching op
     store_kernel_stats(
         conn, trace_id=trace_id, kernels=stats.kernels(), groups=aggregator.kernel_groups()
@@ -173,7 +173,7 @@ def _store(
         "start_ns": stats.start_ns,
         "duration_ns": stats.duration_ns,
         "summary": summary,
-        "dataset": dataset,
+        "dataset": writer.commit(),  # renamed into place; named once this commits
     }
     mark_ready(conn, trace_id, loaded)
 

@@ -23,7 +23,6 @@ from backend.models.timeline import (
     KernelStatsRow,
     NameMatch,
     SearchResult,
-    TimelineGap,
     TimelineName,
 )
 from backend.models.traces import Trace
@@ -184,27 +183,29 @@ def search(
 
 def list_gaps(*, session: Session, trace_id: str, min_ns: int, limit: int) -> GapsPublic:
     """GPU idle gaps of at least `min_ns`, longest first, with their cause."""
-    ready_trace(session, trace_id)
-    where = (col(TimelineGap.trace_id) == trace_id, col(TimelineGap.dur_ns) >= min_ns)
-    count_query = select(func.count()).select_from(TimelineGap).where(*where)
-    count = int(session.execute(count_query).scalar_one())
-    rows = session.scalars(
-        select(TimelineGap).where(*where).order_by(col(TimelineGap.dur_ns).desc()).limit(limit)
+    trace = ready_trace(session, trace_id)
+    (count,) = query_events(trace, "SELECT count(*) FROM {gaps} WHERE dur_ns >= ?", [min_ns])[0]
+    sql = (
+        "SELECT lane, start_ns, dur_ns, cause, cpu_runtime_ns, cpu_sync_ns, next_event_id, "
+        "launch_event_id FROM {gaps} WHERE dur_ns >= ? ORDER BY dur_ns DESC, lane, start_ns "
+        "LIMIT ?"
     )
     labels = {lane.lane: lane.label for lane in list_lanes(session, trace_id)}
     items = [
         GapPublic(
-            lane=g.lane,
-            label=labels.get(g.lane, str(g.lane)),
-            start_ns=g.start_ns,
-            end_ns=g.start_ns + g.dur_ns,
-            dur_ns=g.dur_ns,
-            cause=g.cause,
-            cpu_runtime_ns=g.cpu_runtime_ns,
-            cpu_sync_ns=g.cpu_sync_ns,
-            next_event_id=g.next_event_id,
-            launch_event_id=g.launch_event_id,
+            lane=lane,
+            label=labels.get(lane, str(lane)),
+            start_ns=start,
+            end_ns=start + dur,
+            dur_ns=dur,
+            cause=cause,
+            cpu_runtime_ns=runtime_ns,
+            cpu_sync_ns=sync_ns,
+            next_event_id=next_id,
+            launch_event_id=launch_id,
         )
-        for g in rows
+        for lane, start, dur, cause, runtime_ns, sync_ns, next_id, launch_id in query_events(
+            trace, sql, [min_ns, limit]
+        )
     ]
     return GapsPublic(trace_id=trace_id, min_ns=min_ns, count=count, rule=RULE, items=items)

@@ -1,10 +1,10 @@
 """Timeline level-of-detail index, built inside the ingest transaction (owner: timeline, #7).
 
 From what `TimelineCollector` gathered while the events streamed into the trace's dataset,
-writes: the lane table, the busy-block
-pyramid of every lane (`timeline_pyramid`), the long events, the GPU idle gaps with their
-causes (`timeline_gaps`) and the name table used by search. Everything is replaced on
-re-ingest, so the index always matches the events.
+writes the lane table, the long events and the name table used by search in SQL, and the
+busy-block pyramid of every lane and the GPU idle gaps with their causes into the dataset
+(`blocks.parquet`, `gaps.parquet`: 95% of the index's bytes, which as SQL rows cost about
+90 B per event). Everything is replaced on re-ingest, so the index always matches the events.
 
 Public surface: `write_timeline_index`.
 """
@@ -22,59 +22,45 @@ from sqlmodel import SQLModel
 
 from backend.core.bulk_insert import bulk_insert
 from backend.models.timeline import (
-    TimelineBlock,
-    TimelineGap,
     TimelineLane,
     TimelineName,
     TimelineSpan,
     name_key,
     table_of,
 )
-from backend.services.datasets import query_file
+from backend.services.datasets import DatasetWriter, query_file
 from backend.services.timeline import lanes as lanes_mod
 from backend.services.timeline.collect import Collected, Lane, Row
 from backend.services.timeline.gaps import Coverage, find_gaps
 from backend.services.timeline.lanes import DEVICE, GPU, LaneKey
 from backend.services.timeline.pyramid import (
-    LONG_NS,
     first_level,
     length_class,
     level_count,
     pyramid,
 )
 
-_BLOCK_COLUMNS = (
-    "trace_id", "level", "dclass", "start_ns", "lane", "end_ns", "events", "children", "busy_ns",
-    "top_name",
-)  # fmt: skip
-_GAP_COLUMNS = (
-    "trace_id", "lane", "start_ns", "dur_ns", "cause", "next_event_id", "launch_event_id",
-    "cpu_runtime_ns", "cpu_sync_ns",
-)  # fmt: skip
-_TABLES: tuple[type[SQLModel], ...] = (
-    TimelineBlock,
-    TimelineSpan,
-    TimelineGap,
-    TimelineName,
-    TimelineLane,
-)
+_TABLES: tuple[type[SQLModel], ...] = (TimelineSpan, TimelineName, TimelineLane)
 
 
 def write_timeline_index(
-    conn: Connection, trace_id: str, scan: Collected, events_path: Path
+    conn: Connection, trace_id: str, scan: Collected, dataset: DatasetWriter
 ) -> None:
-    """Replace the trace's index with one built from `scan` (which this consumes).
+    """Replace the trace's index with one built from `scan` (which this consumes): lanes,
+    long events and names in SQL, the pyramid's blocks and the gaps in the new dataset.
 
     Args:
         conn: the ingest transaction's connection (the index commits with the trace row).
         trace_id: the trace whose events were just stored.
         scan: what `TimelineCollector` gathered from those events.
-        events_path: the new dataset's `events.parquet` (the trace row names it only once
-            this transaction commits).
+        dataset: the trace's new dataset, its events closed, not yet committed (the trace
+            row names it only once this transaction commits).
     """
     for table in _TABLES:
         conn.execute(delete(table_of(table)).where(table_of(table).c.trace_id == trace_id))
     if not scan.lanes:
+        dataset.write_blocks(())
+        dataset.write_gaps(())
         return
     keys = sorted(scan.lanes, key=lanes_mod.sort_key)
     devices = _device_lanes(scan.lanes)
@@ -82,7 +68,8 @@ def write_timeline_index(
     lanes = scan.lanes.values()
     span = max(lane.last_end for lane in lanes) - min(lane.first_start for lane in lanes)
     levels = level_count(span)
-    queues = _queues(events_path, [scan.first_kernel[k] for k in keys if k in scan.first_kernel])
+    first_kernels = [scan.first_kernel[k] for k in keys if k in scan.first_kernel]
+    queues = _queues(dataset.events_path, first_kernels)
     multi_rank = len({k.rank for k in keys if k.rank is not None}) > 1
     runtime = {t: Coverage(iv) for t, iv in scan.runtime.items()}
     sync = {t: Coverage(iv) for t, iv in scan.sync.items()}
@@ -106,12 +93,7 @@ def write_timeline_index(
                     busy += b.busy
                     last = max(last, b.end)
                 if level >= lowest:
-                    length = b.end - b.start
-                    dclass = 0 if length <= LONG_NS else length_class(length)  # most are short
-                    yield (
-                        trace_id, level, dclass, b.start, lane, b.end, b.events, b.children,
-                        b.busy, b.top,
-                    )  # fmt: skip
+                    yield level, lane, b.start, b.end, b.events, b.children, b.busy, b.top
             extent = (sum(p.count for p in parts), min(p.first_start for p in parts), last, busy)
             lane_rows.append(
                 _lane_row(trace_id, lane, key, extent, tally, scan, queues, multi_rank)
@@ -125,13 +107,13 @@ def write_timeline_index(
                 blocks = first_level(_merged_rows(parts_of(key)))
                 for g in find_gaps(blocks, key.rank, scan.launches, runtime, sync):
                     yield (
-                        trace_id, lane, g.start, g.dur, g.cause, g.next_event_id,
-                        g.launch_event_id, g.cpu_runtime_ns, g.cpu_sync_ns,
+                        lane, g.start, g.dur, g.cause, g.next_event_id, g.launch_event_id,
+                        g.cpu_runtime_ns, g.cpu_sync_ns,
                     )  # fmt: skip
 
-    bulk_insert(conn, table_of(TimelineBlock).name, _BLOCK_COLUMNS, block_rows())
+    dataset.write_blocks(block_rows())
     conn.execute(insert(TimelineLane), lane_rows)
-    bulk_insert(conn, table_of(TimelineGap).name, _GAP_COLUMNS, gap_rows())
+    dataset.write_gaps(gap_rows())
     _insert(conn, TimelineSpan, _span_rows(trace_id, scan.longs, lane_ids))
     _insert(conn, TimelineName, _name_rows(trace_id, scan.names))
     if conn.dialect.name == "postgresql":

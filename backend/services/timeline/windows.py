@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
@@ -25,7 +25,6 @@ from sqlmodel import Session, col
 from backend.models.timeline import (
     LanePublic,
     OverviewBin,
-    TimelineBlock,
     TimelineItem,
     TimelineLane,
     TimelineOverview,
@@ -49,7 +48,6 @@ HOVER_ARGS = (
     "grid", "block", "bytes", "memory bandwidth (GB/s)", "registers per thread",
     "shared memory", "est. achieved occupancy %", "queue", "Collective name",
 )  # fmt: skip
-_B = table_of(TimelineBlock).c
 _S = table_of(TimelineSpan).c
 
 
@@ -203,14 +201,14 @@ class _Window:
 
     def _aggregate(self, level: int, ws: int) -> tuple[_Agg, _Agg]:
         """(selected lanes, all visible lanes) block, children and event sums in the window."""
-        where = overlap(_B, self.trace_id, ws, self.we, self.max_class, _B.level == level)
-        query = (
-            select(_B.lane, func.count(), func.sum(_B.children), func.sum(_B.events))
-            .where(where, _B.lane < self.visible)
-            .group_by(_B.lane)
+        sql = (
+            "SELECT lane, count(*), sum(children), sum(events) FROM {blocks} "
+            "WHERE level = ? AND start_ns < ? AND end_ns >= ? AND lane < ? GROUP BY lane"
         )
         sel, tot = _Agg(), _Agg()
-        for lane, blocks, children, events in self.conn.execute(query):
+        for lane, blocks, children, events in query_events(
+            self.trace, sql, [level, self.we, ws, self.visible]
+        ):
             for agg in (tot, sel) if lane in self.ids else (tot,):
                 agg.blocks += blocks
                 agg.children += int(children)
@@ -221,17 +219,16 @@ class _Window:
         return {lane.family for lane in self.chosen}
 
     def _raw_scan_fits(self) -> bool:
-        """The events index range the raw path reads (all lanes of the same kinds, with the
+        """The events range the raw path reads (all lanes of the same kinds, with the
         look-back) must stay within the scan budget too."""
         families = self._families()
-        same = {lane.lane for lane in self.all_lanes if lane.family in families}
-        where = overlap(_B, self.trace_id, self.ws - LONG_NS, self.we, self.max_class)
-        query = select(func.coalesce(func.sum(_B.events), 0)).where(
-            where,
-            _B.level == 1,
-            _B.lane.in_(same),
+        same = [lane.lane for lane in self.all_lanes if lane.family in families]
+        sql = (
+            "SELECT coalesce(sum(events), 0) FROM {blocks} WHERE level = 1 AND start_ns < ? "
+            "AND end_ns >= ? AND lane IN (SELECT unnest(?))"
         )
-        return int(self.conn.execute(query).scalar_one()) <= SCAN_FACTOR * self.n
+        (scanned,) = query_events(self.trace, sql, [self.we, self.ws - LONG_NS, same])[0]
+        return int(scanned) <= SCAN_FACTOR * self.n
 
     def _raw_items(self) -> list[TimelineItem] | None:
         kinds = [k for f in self._families() for k in FAMILY_KINDS.get(f, ())]
@@ -258,10 +255,11 @@ class _Window:
         return items
 
     def _blocks(self, level: int) -> tuple[list[TimelineItem], bool]:
-        where = overlap(_B, self.trace_id, self.ws, self.we, self.max_class, _B.level == level)
-        query = select(_B.lane, _B.start_ns, _B.end_ns, _B.events, _B.busy_ns, _B.top_name).where(
-            where, _B.lane.in_(self.ids)
+        sql = (
+            "SELECT lane, start_ns, end_ns, events, busy_ns, top_name FROM {blocks} "
+            "WHERE level = ? AND start_ns < ? AND end_ns >= ? AND lane IN (SELECT unnest(?))"
         )
+        params = [level, self.we, self.ws, sorted(self.ids)]
         families = {lane.lane: lane.family for lane in self.chosen}
         items = [
             TimelineItem(
@@ -273,7 +271,7 @@ class _Window:
                 busy_ns=busy,
                 category=lanes_mod.family_category(families[lane], top),
             )
-            for lane, s, e, n, busy, top in self.conn.execute(query)
+            for lane, s, e, n, busy, top in query_events(self.trace, sql, params)
         ]
         if len(items) <= self.n:
             return sorted(items, key=lambda i: (i.lane, i.start_ns)), False
@@ -317,7 +315,7 @@ def _set_depths(items: list[TimelineItem]) -> None:
 def get_overview(*, session: Session, trace_id: str, bins: int = 400) -> TimelineOverview:
     """GPU utilisation (share of time a device runs any GPU work) over the whole trace,
     from the finest pyramid level that is cheap to read whole."""
-    ready_trace(session, trace_id)
+    trace = ready_trace(session, trace_id)
     visible = list_lanes(session, trace_id)
     devices = list_lanes(session, trace_id, hidden=True)
     t0 = min((lane.first_ns for lane in visible), default=0)
@@ -327,11 +325,11 @@ def get_overview(*, session: Session, trace_id: str, bins: int = 400) -> Timelin
             trace_id=trace_id, trace_start_ns=t0, trace_end_ns=t1, devices=0, level=None, bins=[]
         )
     level = _overview_level([*visible, *devices])
-    query = select(_B.start_ns, _B.end_ns, _B.busy_ns).where(
-        _B.trace_id == trace_id, _B.level == level,
-        _B.lane.in_([d.lane for d in devices]),
-    )  # fmt: skip
-    busy = _bin_busy(session.connection().execute(query), t0, t1, bins)
+    sql = (
+        "SELECT start_ns, end_ns, busy_ns FROM {blocks} "
+        "WHERE level = ? AND lane IN (SELECT unnest(?))"
+    )
+    busy = _bin_busy(query_events(trace, sql, [level, [d.lane for d in devices]]), t0, t1, bins)
     width = (t1 - t0) / bins
     out = [
         OverviewBin(
