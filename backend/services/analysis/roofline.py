@@ -244,6 +244,6 @@ def compute_roofline(
 
 
 # A trace's points change only when it is ingested again, which moves `updated_at`; the
-# points read every kernel and CPU op (~0.2-0.3 s on a 200k-event trace), so keep a few.
+# points read every kernel and CPU op of the trace's dataset, so keep a few.
 CACHE_SIZE = 32
 _CACHE: OrderedDict[tuple[str, str, datetime], RooflinePublic] = OrderedDict()
