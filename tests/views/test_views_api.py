@@ -19,12 +19,11 @@ from sqlalchemy.engine import Engine
 
 from backend.models import Trace
 from ingest.registry import SUPPORTED_FORMATS
-from tests.factories import Ingest
+from tests.conftest import CORPUS
+from tests.factories import Ingest, upload_trace
 from tests.views.kineto_builder import document, kernel
 
-CORPUS_NCU = (
-    Path(__file__).resolve().parents[2].parent / "shared/corpus/h200/ncu2025.3_roofline_raw.csv"
-)
+CORPUS_NCU = CORPUS / "h200" / "ncu2025.3_roofline_raw.csv"
 DTYPE = {"float": 4, "c10::BFloat16": 2}
 
 
@@ -93,7 +92,9 @@ def test_roofline_without_shapes_says_how_to_get_points(client: TestClient, inge
     assert "No peak FLOP/s or bandwidth is known" in body["note"]
 
 
-@pytest.mark.skipif(not CORPUS_NCU.exists(), reason="../shared/corpus is not present")
+@pytest.mark.skipif(
+    not CORPUS_NCU.exists(), reason="the corpus (PERFDASH_TEST_CORPUS) is not present"
+)
 def test_measured_roofline_of_an_ncu_report(client: TestClient, ingest: Ingest) -> None:
     if "ncu_csv" not in {str(f) for f in SUPPORTED_FORMATS}:
         pytest.skip("the Nsight Compute parser has not landed (ncu_csv not in SUPPORTED_FORMATS)")
@@ -174,6 +175,25 @@ def test_findings_carry_the_summary_numbers(
     assert items["gpu_idle"]["text"].startswith(f"GPU idle {idle:.1f}% of its active span")
     pageable = summary["transfers"]["h2d_pageable_pct"]
     assert items["pageable_h2d"]["value"] == pageable
+
+
+def test_a_trace_not_ingested_yet_has_empty_analyses(client: TestClient) -> None:
+    trace_id = upload_trace(client, document([kernel("k", 10.0, 5.0)]), "queued.json")
+    roofline = client.get(f"/api/v1/traces/{trace_id}/roofline").json()
+    assert roofline["kind"] == "none" and roofline["points"] == []
+    memory = client.get(f"/api/v1/traces/{trace_id}/memory").json()
+    assert memory["devices"] == [] and memory["source"] == "events"
+    assert client.get(f"/api/v1/traces/{trace_id}/findings").status_code == 200
+
+
+def test_a_ready_trace_without_its_dataset_says_to_reindex(
+    client: TestClient, engine: Engine, ingest: Ingest, h200_trace: Path
+) -> None:
+    trace_id = ingest(h200_trace, "h200.json.gz")
+    with engine.begin() as conn:
+        conn.execute(update(Trace).where(Trace.id == trace_id).values(dataset=None))  # type: ignore[arg-type]
+    response = client.get(f"/api/v1/traces/{trace_id}/roofline")
+    assert response.status_code == 404 and "reindex" in response.json()["detail"]
 
 
 @pytest.mark.parametrize("path", ["roofline", "memory", "findings"])

@@ -13,10 +13,12 @@ Public surface: `compute_memory`.
 from collections import defaultdict
 from typing import Any
 
-from sqlmodel import Session, col, select
+import orjson
+from sqlmodel import Session
 
-from backend.models import TraceEvent
+from backend.models import Trace
 from backend.models.analyses import MemoryPublic, MemorySeries
+from backend.services.analysis.stored import read_events
 from backend.services.traces import get_trace
 
 CPU_DEVICE_TYPE = 0
@@ -103,13 +105,10 @@ def _from_summary(memory: list[Any], max_points: int) -> list[MemorySeries]:
     return out
 
 
-def _from_events(session: Session, trace_id: str, max_points: int) -> list[MemorySeries]:
-    rows = session.exec(
-        select(col(TraceEvent.start_ns), col(TraceEvent.args))
-        .where(TraceEvent.trace_id == trace_id, TraceEvent.kind == "memory")
-        .order_by(col(TraceEvent.start_ns))
-    )
-    series = _samples([(t, a) for t, a in rows])
+def _from_events(trace: Trace, max_points: int) -> list[MemorySeries]:
+    sql = "SELECT start_ns, args FROM {events} WHERE kind = 'memory' ORDER BY start_ns, id"
+    rows = read_events(trace, sql)
+    series = _samples([(t, orjson.loads(a) if a is not None else None) for t, a in rows])
     return [_series(d, s, max_points) for d, s in sorted(series.items())]
 
 
@@ -129,7 +128,7 @@ def compute_memory(
     if isinstance(stored, list) and "version" in (trace.summary or {}):
         devices, source = _from_summary(stored, max_points), "summary"
     else:
-        devices, source = _from_events(session, trace_id, max_points), "events"
+        devices, source = _from_events(trace, max_points), "events"
     note = "" if devices else (
         "This trace has no GPU memory events: profile with profile_memory=True to record "
         "the allocator's activity."

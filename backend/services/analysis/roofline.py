@@ -14,12 +14,14 @@ from collections import OrderedDict, defaultdict
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, col, func, select
+import orjson
+from sqlmodel import Session
 
-from backend.models import Trace, TraceEvent
+from backend.models import Trace
 from backend.models.analyses import Roof, RooflineDevice, RooflinePoint, RooflinePublic
 from backend.services.analysis.gpu_specs import lookup_spec
 from backend.services.analysis.op_flops import ESTIMATED_OPS, estimate_op
+from backend.services.analysis.stored import json_int, read_events
 from backend.services.traces import get_trace
 
 MEASURED_KEYS = ("flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor")
@@ -103,19 +105,15 @@ def _bound(
     return "memory" if intensity < peak / dev.peak_dram_bytes_per_s else "compute"
 
 
-def _measured(session: Session, trace_id: str) -> dict[PointKey, _Acc]:
+def _measured(trace: Trace) -> dict[PointKey, _Acc]:
     """One point per (kernel, device, precision) from counter args; {} for traces without."""
-    has_counters = col(TraceEvent.args)["dram_bytes"].as_float().is_not(None)
-    rows = session.exec(
-        select(
-            col(TraceEvent.name),
-            col(TraceEvent.dur_ns),
-            col(TraceEvent.device),
-            col(TraceEvent.args),
-        ).where(TraceEvent.trace_id == trace_id, TraceEvent.kind == "kernel", has_counters)
+    sql = (
+        "SELECT name, dur_ns, device, args FROM {events} WHERE kind = 'kernel' "
+        "AND TRY_CAST(args ->> '$.dram_bytes' AS DOUBLE) IS NOT NULL ORDER BY id"
     )
     points: dict[PointKey, _Acc] = defaultdict(_Acc)
-    for name, dur, device, args in rows:
+    for name, dur, device, text in read_events(trace, sql):
+        args = orjson.loads(text)
         by_kind = {k: float((args or {}).get(k) or 0) for k in MEASURED_KEYS}
         flops = sum(by_kind.values())
         if flops <= 0 or not args:
@@ -137,39 +135,30 @@ def _external_id(args: dict[str, Any] | None) -> Any:
     return next((args[k] for k in EXTERNAL_ID_KEYS if k in args), None) if args else None
 
 
-def _estimated(session: Session, trace_id: str) -> dict[PointKey, _Acc]:
+def _estimated(trace: Trace) -> dict[PointKey, _Acc]:
     """One point per (dominant kernel, op, device, precision), from each op call's shapes."""
-    ops = session.exec(
-        select(col(TraceEvent.name), col(TraceEvent.args)).where(
-            TraceEvent.trace_id == trace_id,
-            TraceEvent.kind == "cpu_op",
-            col(TraceEvent.name).in_(sorted(ESTIMATED_OPS)),
-        )
-    )
+    sql = "SELECT name, args FROM {events} WHERE kind = 'cpu_op' AND name IN (SELECT unnest(?)) "
     costs = {}
-    for name, args in ops:
+    for name, text in read_events(trace, sql + "ORDER BY id", [sorted(ESTIMATED_OPS)]):
+        args = orjson.loads(text) if text is not None else None
         cost, ext = estimate_op(name, args), _external_id(args)
         if cost is not None and isinstance(ext, int):
             costs[ext] = (name, cost)
-    # The op's id is read inside the database, so 100k kernels' args are never decoded here.
-    column = col(TraceEvent.args)
-    ext_id = func.coalesce(column["External id"].as_integer(), column["external id"].as_integer())
-    kernels = session.exec(
-        select(col(TraceEvent.name), col(TraceEvent.dur_ns), col(TraceEvent.device), ext_id).where(
-            TraceEvent.trace_id == trace_id, TraceEvent.kind == "kernel"
-        )
+    if not costs:
+        return {}
+    # Each op's kernels, grouped in the engine, so 100k kernels' args are never decoded here:
+    # the longest kernel (the first in id order of equals) names the point, and the groups
+    # come in the order of their first kernel.
+    ext_id = f"coalesce({json_int('External id')}, {json_int('external id')})"
+    sql = (
+        "SELECT ext, first(name ORDER BY dur_ns DESC, id), first(device ORDER BY dur_ns DESC, id), "
+        f"sum(dur_ns) FROM (SELECT id, name, dur_ns, device, {ext_id} AS ext FROM {{events}} "
+        "WHERE kind = 'kernel') WHERE ext IN (SELECT unnest(?)) GROUP BY ext ORDER BY min(id)"
     )
-    launches: dict[Any, list[tuple[str, int, int | None]]] = defaultdict(list)
-    for name, dur, device, ext in kernels:
-        if ext in costs:
-            launches[ext].append((name, dur, device))
     points: dict[PointKey, _Acc] = defaultdict(_Acc)
-    for ext, ks in launches.items():
+    for ext, name, device, time_ns in read_events(trace, sql, [list(costs)]):
         op, cost = costs[ext]
-        name, _, device = max(ks, key=lambda k: k[1])
-        points[(name, op, device, cost.precision)].add(
-            sum(k[1] for k in ks), cost.flops, cost.bytes
-        )
+        points[(name, op, device, cost.precision)].add(int(time_ns), cost.flops, cost.bytes)
     return points
 
 
@@ -234,18 +223,15 @@ def compute_roofline(
         roofs = _device_roofs(trace.devices)
         return RooflinePublic(trace_id=trace_id, kind="none", note=_note("none", trace, roofs),
                               devices=roofs, points=[], covered_time_share=0.0)  # fmt: skip
-    launches = func.coalesce(col(TraceEvent.args)["invocations"].as_integer(), 1)
-    total_ns = int(
-        session.exec(
-            select(func.coalesce(func.sum(TraceEvent.dur_ns * launches), 0)).where(
-                TraceEvent.trace_id == trace_id, TraceEvent.kind == "kernel"
-            )
-        ).one()
+    sql = (
+        f"SELECT coalesce(sum(dur_ns * coalesce({json_int('invocations')}, 1)), 0) "
+        "FROM {events} WHERE kind = 'kernel'"
     )
+    total_ns = int(next(iter(read_events(trace, sql)), (0,))[0])
     roofs = _device_roofs(trace.devices)
-    accs, estimated = _measured(session, trace_id), False
+    accs, estimated = _measured(trace), False
     if not accs:
-        accs, estimated = _estimated(session, trace_id), True
+        accs, estimated = _estimated(trace), True
     points = _points(accs, total_ns, roofs, estimated)
     kind = "none" if not points else "estimated" if estimated else "measured"
     covered = sum(p.time_ns for p in points) / total_ns if total_ns else 0.0
@@ -258,6 +244,6 @@ def compute_roofline(
 
 
 # A trace's points change only when it is ingested again, which moves `updated_at`; the
-# points read every kernel and CPU op (~0.2-0.3 s on a 200k-event trace), so keep a few.
+# points read every kernel and CPU op of the trace's dataset, so keep a few.
 CACHE_SIZE = 32
 _CACHE: OrderedDict[tuple[str, str, datetime], RooflinePublic] = OrderedDict()

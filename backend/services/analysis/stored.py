@@ -1,0 +1,32 @@
+"""Reading a trace's stored events for an analysis (`backend.services.datasets`).
+
+A trace that is not ready yet (queued, processing, failed) has no events, so its analyses
+answer empty rather than fail; a ready trace without a dataset raises the reader's error,
+which says to re-index it.
+
+Public surface: `read_events`, `json_int`.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from backend.models import Trace, TraceStatus
+from backend.services.datasets import query_events
+
+
+def read_events(trace: Trace, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """`query_events`, or no rows while the trace's events are not stored."""
+    if trace.dataset is None and trace.status != TraceStatus.READY:
+        return []
+    return query_events(trace, sql, params)
+
+
+def json_int(key: str) -> str:
+    """DuckDB SQL for the integer at `args[key]` (a key written in this code, no quotes in
+    it), NULL when it is absent or not an integer (a parser writes counts and ids as JSON
+    integers; a float or string there is not one)."""
+    path = f'$."{key}"'
+    return (
+        f"CASE WHEN json_type(args, '{path}') IN ('BIGINT', 'UBIGINT') "
+        f"THEN TRY_CAST(args ->> '{path}' AS BIGINT) END"
+    )
