@@ -7,7 +7,7 @@ Tables (all keyed by trace, deleted with it):
   shorter than the level's width (8 µs, 64 µs, ... growing 8x). `dclass` bins blocks by
   length so a window query is a few index ranges, never a scan from the trace start.
 - `timeline_spans`: events longer than `LONG_NS`, binned the same way, so the raw-event
-  path can use a short look-back on `events` for everything else.
+  path can use a short look-back in the trace's dataset for everything else.
 - `timeline_gaps`: idle gaps on GPU lanes with what the CPU did meanwhile.
 - `timeline_names`: distinct names with counts and first/last time, for search. Keyed by
   a hash of the name (`name_key`), since a btree row cannot hold a name over ~2.7 KB on

@@ -1,6 +1,6 @@
 """Write a trace's events as one zstd Parquet file, all or nothing.
 
-Rows arrive in batches (the ingest's `event_store.COLUMNS` order, trace id included, as the
+Rows arrive in batches (the ingest's `event_rows.COLUMNS` order, trace id included, as the
 timeline collector also reads them) and are buffered into row groups of `ROW_GROUP` rows.
 Each group is sorted by (kind, start_ns) before it is written, so a time window of one kind
 of event reads few pages and the integer columns compress well. The file is written in a
