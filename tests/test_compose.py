@@ -35,7 +35,7 @@ DOCKERIGNORE = ROOT / ".dockerignore"
 PYPROJECT = ROOT / "pyproject.toml"
 
 ENV_PREFIX = "PERFDASH_"
-APP_SERVICES = ("api", "worker-ingest", "worker-webhooks", "worker-gpu")
+APP_SERVICES = ("migrate", "api", "worker-ingest", "worker-webhooks", "worker-gpu")
 # Webhook deliveries have workers of their own: a slow receiver never holds an ingest worker.
 WORKER_QUEUES = {"worker-ingest": "ingest", "worker-webhooks": "webhooks", "worker-gpu": "gpu"}
 ALL_SERVICES = ("postgres", "redis", *APP_SERVICES)
@@ -381,6 +381,18 @@ def test_api_healthcheck_probes_healthz(
     local = url.sub(f"http://127.0.0.1:{port}/healthz", code)
     result = subprocess.run([sys.executable, "-c", local], capture_output=True, timeout=30)
     assert (result.returncode == 0) == healthy, result.stderr.decode()
+
+
+def test_migrate_upgrades_the_database_once_before_the_api_starts(
+    compose: dict[str, Any],
+) -> None:
+    """A long re-ingest on upgrade (issue 17) runs in `migrate`, not under the api's
+    healthcheck; the api starts only after it exited 0."""
+    svc = service(compose, "migrate")
+    assert argv(svc.get("command")) == ["perfdash", "db", "upgrade"]
+    assert str(svc.get("restart", "no")) == "no", "a one-shot job must not be restarted"
+    assert depends_on(service(compose, "api")).get("migrate") == "service_completed_successfully"
+    assert svc.get("image") == service(compose, "api").get("image")
 
 
 def test_api_command_serves_without_embedded_worker(compose: dict[str, Any]) -> None:

@@ -2,7 +2,6 @@
 
 from backend.models.api_tokens import ApiToken
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, Runner
-from backend.models.events import TraceEvent
 from backend.models.kernel_stats import (
     KernelGroupStatPublic,
     KernelGroupStatRecord,
@@ -42,7 +41,6 @@ __all__ = [
     "SlaEvaluation",
     "Trace",
     "TraceAccepted",
-    "TraceEvent",
     "TracePublic",
     "TraceStatus",
     "TracesPublic",

@@ -1,7 +1,7 @@
 """Level-of-detail correctness on real traces, on SQLite and PostgreSQL.
 
 The expected answers are computed here from the parsed trace (busy time as the union of
-each lane's intervals) or straight from the `events` table (which events touch a
+each lane's intervals) or straight from the trace's stored events (which events touch a
 window), not from the timeline index under test.
 """
 

@@ -74,9 +74,9 @@ def _database() -> Iterator[Session]:
     from sqlmodel import Session
 
     from backend.core.db import get_engine
-    from backend.core.migrate import upgrade_database
+    from workers.cli.db import prepare_database
 
-    upgrade_database()
+    prepare_database()
     with Session(get_engine()) as session:
         yield session
 

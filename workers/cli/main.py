@@ -14,6 +14,7 @@ import sys
 from backend.core.task_names import CPU_QUEUES
 from workers.cli import auth as cli_auth
 from workers.cli import benchmarks as cli_benchmarks
+from workers.cli import db as cli_db
 from workers.cli import ingest as cli_ingest
 from workers.cli import metrics as cli_metrics
 
@@ -49,10 +50,7 @@ def _build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--concurrency", type=int, default=None)
     worker.set_defaults(handler=_worker)
 
-    db = sub.add_parser("db", help="database maintenance")
-    db_sub = db.add_subparsers(required=True, metavar="ACTION")
-    db_sub.add_parser("upgrade", help="apply all migrations").set_defaults(handler=_db_upgrade)
-
+    cli_db.register(sub)
     cli_ingest.register(sub)
     cli_metrics.register(sub)
     cli_auth.register(sub)
@@ -65,7 +63,6 @@ def _serve(args: argparse.Namespace) -> int:
 
     from backend.core.bind import UnsafeBindError, check_bind
     from backend.core.config import get_settings
-    from backend.core.migrate import upgrade_database
     from workers.cli.serve import build_app, seed_samples
 
     try:
@@ -73,7 +70,7 @@ def _serve(args: argparse.Namespace) -> int:
     except UnsafeBindError as e:
         log.error("%s", e)
         return 2
-    upgrade_database()
+    _prepare_database()
     worker = None if args.no_worker else _spawn_worker()
     try:
         if not args.no_samples:
@@ -106,10 +103,9 @@ def _spawn_worker() -> subprocess.Popen[bytes]:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from backend.core.migrate import upgrade_database
     from workers.celery_app import app
 
-    upgrade_database()
+    _prepare_database()
     argv = ["worker", "--loglevel=INFO", f"--queues={args.queues}", "--without-gossip"]
     if args.concurrency:
         argv.append(f"--concurrency={args.concurrency}")
@@ -117,9 +113,8 @@ def _worker(args: argparse.Namespace) -> int:
     return 0
 
 
-def _db_upgrade(_args: argparse.Namespace) -> int:
-    from backend.core.migrate import upgrade_database
-
-    upgrade_database()
-    print("database is at the latest revision")
-    return 0
+def _prepare_database() -> None:
+    """Migrate (re-ingesting traces from before the columnar store first, with progress)."""
+    failed = cli_db.prepare_database()
+    if failed:
+        log.warning("%d trace(s) could not be re-ingested; their errors are on the traces", failed)

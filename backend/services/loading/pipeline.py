@@ -47,12 +47,15 @@ def ingest_trace(
     settings: Settings,
     trace_id: str,
     time_limit_errors: tuple[type[Exception], ...] = (),
+    force: bool = False,
 ) -> TraceStatus | None:
     """Parse the trace's blob into the database.
 
     Args:
         time_limit_errors: exceptions that mean the caller's time limit passed (Celery's
             `SoftTimeLimitExceeded`); the trace is failed with a message saying so.
+        force: load a `ready` trace again even when its dataset is from this parser
+            version (`perfdash db reindex --all`); otherwise such a trace is left as it is.
 
     Returns:
         The final status, or None when the trace no longer exists (deleted meanwhile) or
@@ -64,7 +67,7 @@ def ingest_trace(
         if trace is None:
             return None
         current = trace.parser_version == PARSER_VERSION and trace.dataset is not None
-        if trace.status == TraceStatus.READY and current:
+        if trace.status == TraceStatus.READY and current and not force:
             return TraceStatus.READY
         sha, name = trace.blob_sha256, trace.name
     if not claim_trace(engine, trace_id, lease_s=settings.ingest_time_limit_s):
@@ -114,7 +117,10 @@ def _load(
     conn.execute(delete(KernelStatRecord).where(KernelStatRecord.trace_id == trace_id))  # type: ignore[arg-type]
     path = blob_path(settings.blob_dir, sha)
     if not path.exists():
-        raise IngestError(f"the uploaded bytes (sha256 {sha}) are missing from the blob store")
+        raise IngestError(
+            f"the uploaded bytes (sha256 {sha}) are missing from the blob store; "
+            "upload the file again"
+        )
     tools = ExternalTools(nsys=settings.nsys_path, ncu=settings.ncu_path)
     parsed = parse_file(
         path,

@@ -1,6 +1,6 @@
 """What the timeline index needs from a trace's events, collected while they are inserted.
 
-The ingest hands every batch of event rows it has just written (`event_store.COLUMNS`
+The ingest hands every batch of event rows it has just written (`event_rows.COLUMNS`
 order, ids included) to `TimelineCollector.add`, so the index never reads the events back.
 Per batch, rows are grouped by (kind, rank, device, stream, pid, tid) and kept as columns;
 everything per event that the index needs (lane rows, name counts, launches, runtime and
@@ -42,7 +42,7 @@ from ingest.classify import is_communication_name
 Row = tuple[int, int, str, int, int | None]  # start, end, name, event id, correlation
 Thread = tuple[int | None, int | None, int | None]  # rank, pid, tid
 LaunchKey = tuple[int | None, int]  # rank, correlation
-# Positions in an event row (`event_store.COLUMNS`).
+# Positions in an event row (`loading.event_rows.COLUMNS`).
 _ID, _KIND, _NAME, _START, _DUR, _RANK, _DEVICE, _STREAM, _PID, _TID, _CORR = (
     0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
 )  # fmt: skip
@@ -334,7 +334,7 @@ class TimelineCollector:
         self._spill: _Spill | None = None
 
     def add(self, rows: Sequence[tuple[Any, ...]]) -> None:
-        """Account for a batch of event rows (`event_store.COLUMNS` order)."""
+        """Account for a batch of event rows (`event_rows.COLUMNS` order)."""
         batch: dict[GroupKey, list[tuple[Any, ...]]] = {}
         for key, run in groupby(rows, _GROUP_KEY):  # rows of one lane mostly come in runs
             found = batch.get(key)

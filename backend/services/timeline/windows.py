@@ -4,8 +4,8 @@ A window query never scans all of a trace's events. It picks a pyramid level fro
 bound "at most T / width + 2 blocks per lane", then walks down while the coarser level's
 `children` sums (an upper bound on the next level's block count, computed by an
 aggregate over at most a few thousand index entries) still fit `max_items`. Only at
-level 1, when the window's event count (the blocks' `events`) fits, are raw events read:
-an index range on events(trace_id, kind, start_ns) with a `LONG_NS` look-back plus the
+level 1, when the window's event count (the blocks' `events`) fits, are raw events read
+from the trace's dataset: a (kind, start_ns) range with a `LONG_NS` look-back plus the
 long events of `timeline_spans`. If that still returns more than `max_items`, the
 level-1 blocks are returned instead, so the limit always holds.
 
@@ -74,7 +74,7 @@ def list_lanes(session: Session, trace_id: str, *, hidden: bool = False) -> list
 
 
 def lane_keys(lanes: Sequence[TimelineLane]) -> dict[LaneKey, int]:
-    """Lane identity -> lane id, to place raw events read from `events`."""
+    """Lane identity -> lane id, to place raw events read from the dataset."""
     out = {}
     for lane in lanes:
         gpu = lane.family in lanes_mod.GPU_FAMILIES or lane.family == DEVICE
