@@ -75,13 +75,8 @@ def ingest_trace(
         return None
     pin_mmap_threshold()  # once per process: freed parse buffers go back to the OS
     progress = ProgressReporter(engine, settings, trace_id)
-    writer: DatasetWriter | None = None
     try:
-        writer = DatasetWriter(settings.blob_dir, trace_id, PARSER_VERSION)
-        with _gc_paused(), engine.begin() as conn:
-            _load(conn, trace_id, settings, sha, name, progress, writer)
-        remove_trace_datasets(settings.blob_dir, trace_id, keep=writer.name)
-        writer = None
+        dataset = _attempt(engine, trace_id, settings, sha, name, progress)
     except IngestError as e:
         mark_failed(engine, trace_id, str(e))
         return TraceStatus.FAILED
@@ -97,10 +92,30 @@ def ingest_trace(
         mark_failed(engine, trace_id, f"internal error while ingesting: {type(e).__name__}: {e}")
         raise
     finally:
-        if writer is not None:  # failed: nothing of this attempt stays
-            writer.discard()
         progress.clear()
+    remove_trace_datasets(settings.blob_dir, trace_id, keep=dataset)  # the replaced one
     return TraceStatus.READY
+
+
+def _attempt(
+    engine: Engine,
+    trace_id: str,
+    settings: Settings,
+    sha: str,
+    name: str,
+    progress: ProgressReporter,
+) -> str:
+    """One ingest attempt into a new dataset; returns its name once the trace row names it.
+    A failed attempt removes its files before the failure is recorded, so a trace that
+    reads `failed` has nothing of the attempt left."""
+    writer = DatasetWriter(settings.blob_dir, trace_id, PARSER_VERSION)
+    try:
+        with _gc_paused(), engine.begin() as conn:
+            _load(conn, trace_id, settings, sha, name, progress, writer)
+    except BaseException:
+        writer.discard()
+        raise
+    return writer.name
 
 
 def _load(
