@@ -1,4 +1,4 @@
-"""Nsight Systems sqlite into perfdash's database: events per second, SQLite and PostgreSQL.
+"""Nsight Systems sqlite into perfdash: events per second, on SQLite and PostgreSQL.
 
 Run: `python perf/bench_nsys.py [--factor 110] [--postgres URL]`. The input is the real H200
 train-step export (`tests/data/nsys/train_step.sqlite`, 9,870 events) replicated `--factor`
@@ -12,11 +12,10 @@ Rows, each in a fresh process (events/s = events / wall seconds; RSS = the child
   no database: the product's Python work before any row is written;
 - anchors, not the product: `floor: sqlite3 read` iterates the same SELECTs with the stdlib
   driver and builds nothing (the floor of any path that reads the rows in Python);
-  `floor: sqlite3 write` times only the stdlib `executemany` of the same rows, built
-  beforehand, into perfdash's `events` table (its index, WAL, the product's PRAGMAs) and the
-  commit: the floor of any path that writes the rows from Python; `prototype ATTACH` is one
-  `INSERT INTO events ... SELECT` per big table from the export ATTACHed into a perfdash
-  SQLite database (args by `json_object`), no Python per row and no stats, summary or index.
+  `floor: ADBC -> Arrow -> Parquet` reads the kernel, copy and API-call tables (97% of the
+  rows, names joined in SQL) through `adbc-driver-sqlite` into Arrow and writes one zstd
+  Parquet file: no Python per row and no args, stats, summary or index (the floor of a
+  columnar path).
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "perf"))
-from _bench import PYTHON, perfdash_env, perfdash_ingest, run_child, scratch_postgres  # noqa: E402
+from _bench import PYTHON, perfdash_ingest, run_child, scratch_postgres  # noqa: E402
 from make_nsys_large import build  # noqa: E402
 
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -50,39 +49,6 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "events": aggregator.even
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
-# The rows the product writes, built first; only executemany + commit are timed.
-_WRITE = r"""
-import json, resource, sys, time
-from pathlib import Path
-import orjson
-from sqlmodel import Session
-from backend.core.bulk_insert import BATCH_SIZE
-from backend.core.db import get_engine
-from backend.core.migrate import upgrade_database
-from backend.models import Trace
-from backend.services.loading.event_store import COLUMNS
-from ingest import parse_file
-upgrade_database()
-engine = get_engine()
-with Session(engine) as session:  # a real trace row for the events' foreign key
-    trace = Trace(name="x", project="bench", blob_sha256="0" * 64, size_bytes=0)
-    session.add(trace)
-    session.commit()
-    trace_id = trace.id
-rows = [(i, trace_id, e.kind.value, e.name, e.start_ns, e.dur_ns, e.rank, e.device, e.stream,
-         e.pid, e.tid, e.correlation, orjson.dumps(e.args).decode() if e.args else None)
-        for i, e in enumerate(parse_file(Path(sys.argv[1])).events, start=1)]
-sql = f"INSERT INTO events ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
-with engine.begin() as conn:
-    cursor = conn.connection.driver_connection.cursor()
-    t0 = time.perf_counter()
-    for i in range(0, len(rows), BATCH_SIZE):
-        cursor.executemany(sql, rows[i : i + BATCH_SIZE])
-t1 = time.perf_counter()
-print(json.dumps({"seconds": t1 - t0, "events": len(rows),
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
-"""
-
 _SCAN = r"""
 import json, resource, sqlite3, sys, time
 conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
@@ -98,46 +64,42 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "events": rows,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
-# The prototype: the kernel, copy and API-call tables (97% of the rows) straight in SQL.
-_ATTACH = r"""
-import json, resource, sqlite3, sys, time
-from sqlmodel import Session
-from backend.core.db import get_engine
-from backend.core.migrate import upgrade_database
-from backend.models import Trace
-upgrade_database()
-db, src = sys.argv[1], sys.argv[2]
-with Session(get_engine()) as session:  # a real trace row for the events' foreign key
-    trace = Trace(name="x", project="bench", blob_sha256="0" * 64, size_bytes=0)
-    session.add(trace)
-    session.commit()
-    trace_id = trace.id
-conn = sqlite3.connect(db, isolation_level=None)
-cols = "trace_id, kind, name, start_ns, dur_ns, device, stream, pid, tid, correlation, args"
+# The columnar floor: the kernel, copy and API-call tables (97% of the rows) read through
+# ADBC straight into Arrow (names joined in SQL) and written as one zstd Parquet file: no
+# Python per row, no stats, summary or timeline index.
+_ARROW = r"""
+import json, resource, sys, time
+import adbc_driver_sqlite.dbapi as adbc
+import pyarrow as pa
+import pyarrow.parquet as pq
+src, out = sys.argv[1], sys.argv[2]
+queries = [
+    '''SELECT 'kernel' AS kind, d.value AS name, k.start AS start_ns, k."end" - k.start AS dur_ns,
+       k.deviceId AS device, k.streamId AS stream, k.correlationId AS correlation
+       FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds d ON d.id = k.demangledName''',
+    '''SELECT 'memcpy' AS kind, 'Memcpy' AS name, m.start AS start_ns,
+       m."end" - m.start AS dur_ns, m.deviceId AS device, m.streamId AS stream,
+       m.correlationId AS correlation FROM CUPTI_ACTIVITY_KIND_MEMCPY m''',
+    '''SELECT 'runtime' AS kind, s.value AS name, r.start AS start_ns,
+       r."end" - r.start AS dur_ns, NULL AS device, NULL AS stream,
+       r.correlationId AS correlation
+       FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN StringIds s ON s.id = r.nameId''',
+]
 t0 = time.perf_counter()
-conn.execute(f"ATTACH DATABASE 'file:{src}?mode=ro' AS src")
-conn.execute("BEGIN")
-n = conn.execute(f'''INSERT INTO events ({cols})
-  SELECT ?, 'kernel', d.value, k.start, k.end - k.start, k.deviceId, k.streamId,
-         (k.globalPid >> 24) & 16777215, NULL, k.correlationId,
-         json_object('short name', s.value, 'grid', json_array(k.gridX, k.gridY, k.gridZ),
-                     'block', json_array(k.blockX, k.blockY, k.blockZ),
-                     'registers per thread', k.registersPerThread,
-                     'shared memory', k.staticSharedMemory + k.dynamicSharedMemory)
-  FROM src.CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN src.StringIds d ON d.id = k.demangledName
-  LEFT JOIN src.StringIds s ON s.id = k.shortName''', (trace_id,)).rowcount
-n += conn.execute(f'''INSERT INTO events ({cols})
-  SELECT ?, 'memcpy', 'Memcpy', m.start, m.end - m.start, m.deviceId, m.streamId,
-         (m.globalPid >> 24) & 16777215, NULL, m.correlationId,
-         json_object('bytes', m.bytes, 'copy kind', m.copyKind)
-  FROM src.CUPTI_ACTIVITY_KIND_MEMCPY m''', (trace_id,)).rowcount
-n += conn.execute(f'''INSERT INTO events ({cols})
-  SELECT ?, 'runtime', s.value, r.start, r.end - r.start, NULL, NULL,
-         (r.globalTid >> 24) & 16777215, r.globalTid & 16777215, r.correlationId,
-         json_object('api', CASE r.eventClass WHEN 0 THEN 'runtime' ELSE 'driver' END)
-  FROM src.CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN src.StringIds s ON s.id = r.nameId
-  WHERE r.eventClass <> 67''', (trace_id,)).rowcount
-conn.execute("COMMIT")
+conn = adbc.connect(src)
+n = 0
+with pq.ParquetWriter(out, pa.schema([("kind", pa.string()), ("name", pa.string()),
+        ("start_ns", pa.int64()), ("dur_ns", pa.int64()), ("device", pa.int64()),
+        ("stream", pa.int64()), ("correlation", pa.int64())]), compression="zstd") as w:
+    for q in queries:
+        cur = conn.cursor()
+        cur.execute(q)
+        table = cur.fetch_arrow_table()
+        table = table.cast(w.schema)
+        w.write_table(table)
+        n += table.num_rows
+        cur.close()
+conn.close()
 print(json.dumps({"seconds": time.perf_counter() - t0, "events": n,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
@@ -148,9 +110,6 @@ def _child(code: str, args: list[str], env: dict[str, str]) -> dict[str, float]:
 
 
 def _runs(src: Path, postgres: str, tmp: Path) -> dict[str, dict[str, float]]:
-    def sqlite_env(name: str) -> dict[str, str]:
-        return perfdash_env(f"sqlite:///{tmp / name / 'perfdash.db'}", tmp / name)
-
     runs = {
         "ingest SQLite": perfdash_ingest(
             src, f"sqlite:///{tmp / 'ingest' / 'perfdash.db'}", tmp / "ingest"
@@ -161,10 +120,8 @@ def _runs(src: Path, postgres: str, tmp: Path) -> dict[str, dict[str, float]]:
             runs["ingest PostgreSQL"] = perfdash_ingest(src, url, tmp / "p")
     runs["parse + analysis (no DB)"] = _child(_PARSE, [str(src)], dict(os.environ))
     runs["floor: sqlite3 read"] = _child(_SCAN, [str(src)], dict(os.environ))
-    runs["floor: sqlite3 write"] = _child(_WRITE, [str(src)], sqlite_env("write"))
-    proto = sqlite_env("attach")
-    proto_db = proto["PERFDASH_DATABASE_URL"].removeprefix("sqlite:///")
-    runs["prototype ATTACH (SQLite)"] = _child(_ATTACH, [proto_db, str(src)], proto)
+    out = tmp / "floor.parquet"
+    runs["floor: ADBC -> Arrow -> Parquet"] = _child(_ARROW, [str(src), str(out)], dict(os.environ))
     return runs
 
 

