@@ -1,4 +1,4 @@
-"""The DuckDB query that writes a trace's events and CPU→GPU flows as Chrome trace JSON.
+"""The DuckDB queries that write a trace's events and CPU→GPU flows as Chrome trace JSON.
 
 Every output row is one finished JSON object as text, built inside the query, so an
 export of a million events makes no Python object per event (the events are read straight
@@ -14,8 +14,9 @@ event (and, where the GPU event knows its process, as nsys's do, of that process
 Kineto, one call launching several GPU events (a CUDA graph) has one `s` and an `f` per
 event, all with one id. Correlation ids are unique per process only, and Perfetto matches
 flows by id across the whole file, so each (rank, process) of calls is a scope: the first
-scope's ids are the correlation ids (a single-rank trace's flows read like Kineto's), the
-k-th scope's are `k * 10**digits + correlation`, `digits` the width of the largest one.
+scope's ids are the correlation ids (a single-rank trace's flows read like Kineto's), and
+scope k's (from 0, by rank then pid) are `k * 10**digits + correlation`, `digits` the
+width of the largest correlation id.
 
 Public surface: `EVENTS_SQL`, `FLOWS_SQL`, `GPU_STREAMS_SQL`.
 """
