@@ -6,21 +6,21 @@ per ingest and parser version, and read by every page, export and analysis that 
 
 from backend.services.datasets.cleanup import remove_trace_datasets, sweep_datasets
 from backend.services.datasets.reader import (
+    arrow_batches_of_events,
     batches_of_events,
     events_file,
     query_events,
     query_file,
-    scan_events,
 )
 from backend.services.datasets.writer import DatasetWriter
 
 __all__ = [
     "DatasetWriter",
+    "arrow_batches_of_events",
     "batches_of_events",
     "events_file",
     "query_events",
     "query_file",
     "remove_trace_datasets",
-    "scan_events",
     "sweep_datasets",
 ]

@@ -9,7 +9,7 @@ SQL passed here names the dataset's tables as `{events}`, `{blocks}` and `{gaps}
 `events.parquet`, with row groups skipped by their min/max statistics).
 
 Public surface: `events_file`, `query_events`, `query_file`, `batches_of_events`,
-`scan_events`.
+`arrow_batches_of_events`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow.parquet as pq
+import pyarrow as pa
 
 from backend.core.config import get_settings
 from backend.models import Trace
@@ -73,18 +73,21 @@ def batches_of_events(
         cursor.close()
 
 
-def scan_events(trace: Trace, *, size: int = 20_000) -> Iterator[list[dict[str, Any]]]:
-    """Every stored event, as dicts, in the file's order, `size` at a time (an export:
-    no sort, no engine, memory of one batch). The file is opened at once, so a trace
-    without a dataset raises here, not half-way through a response."""
-    parquet = pq.ParquetFile(events_file(trace))
+def arrow_batches_of_events(
+    trace: Trace, sql: str, params: Sequence[Any] = (), *, size: int = 20_000
+) -> Iterator[pa.RecordBatch]:
+    """Like `batches_of_events`, as Arrow record batches streamed from DuckDB: no Python
+    object per value, for an export that turns every event into text inside the query.
+    The trace's file is looked up at once, so a trace without a dataset raises here, not
+    half-way through a response."""
+    path = events_file(trace)
 
-    def batches() -> Iterator[list[dict[str, Any]]]:
+    def batches() -> Iterator[pa.RecordBatch]:
+        cursor = _cursor().cursor()  # its own cursor, as in `batches_of_events`
         try:
-            for batch in parquet.iter_batches(batch_size=size):
-                yield batch.to_pylist()
+            yield from cursor.sql(_bind(path, sql), params=list(params)).to_arrow_reader(size)
         finally:
-            parquet.close()
+            cursor.close()
 
     return batches()
 
