@@ -103,12 +103,16 @@ def _one(trace: Trace, where: str, params: list[Any], order: str = "id") -> _Row
 
 
 def _find_launch(trace: Trace, event: _Row) -> _Row | None:
-    """The runtime call with the event's correlation id, the latest at or before it."""
+    """The runtime call with the event's correlation id (same rank, and same process where
+    the GPU event names one, as nsys's do), the latest at or before it."""
     where = "kind = 'runtime' AND correlation = ? AND start_ns <= ?"
     params: list[Any] = [event.correlation, event.start_ns]
     if event.rank is not None:
         where += " AND rank = ?"
         params.append(event.rank)
+    if event.pid is not None:  # nsys GPU work names its process; correlation ids are per process
+        where += " AND pid = ?"
+        params.append(event.pid)
     return _one(trace, where, params, order="start_ns DESC, id DESC")
 
 
