@@ -2,8 +2,8 @@
 `ready`) on SQLite and on PostgreSQL against traceinsight 0.6.1's parse of the same file,
 with the decode floor beside it, on the real H200 trace and a 10x copy.
 
-Run: `python perf/bench_columnar.py [--scale 10] [--repeat 3] [--anchor-python PATH]
-[--postgres URL]` (the anchor's virtualenv: `python3 -m venv /work/ti-venv &&
+Run: `python perf/bench_columnar.py [--scale 10] [--repeat 3] [--repeat-large N]
+[--anchor-python PATH] [--postgres URL | --no-postgres]` (the anchor's virtualenv: `python3 -m venv /work/ti-venv &&
 /work/ti-venv/bin/pip install traceinsight==0.6.1`; the floor needs `pip install -e .[perf]`).
 
 Every row runs in a fresh process (its peak RSS is its own), the rows of one input in turn,
@@ -120,6 +120,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=10, help="size of the larger input (x base)")
     ap.add_argument("--repeat", type=int, default=3, help="runs of every row (medians shown)")
+    ap.add_argument(
+        "--repeat-large", type=int, default=None, help="runs on the larger input (default: --repeat)"
+    )
     ap.add_argument("--anchor-python", type=Path, default=DEFAULT_ANCHOR)
     ap.add_argument("--postgres", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
     ap.add_argument("--no-postgres", action="store_true")
@@ -138,7 +141,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as d:
             rows = measure(path, Path(d), anchor, None if args.no_postgres else args.postgres)
             results: dict[str, list[dict[str, Any]]] = {row: [] for row in rows}
-            for _ in range(args.repeat):  # interleaved: a busy spell hits every row alike
+            repeat = args.repeat if scale == 1 else (args.repeat_large or args.repeat)
+            for _ in range(repeat):  # interleaved: a busy spell hits every row alike
                 for row, run in rows.items():
                     results[row].append(run())
             rss[scale] = report(f"{path.name} (x{scale})", results)
