@@ -3,8 +3,9 @@
 with the decode floor beside it, on the real H200 trace and a 10x copy.
 
 Run: `python perf/bench_columnar.py [--scale 10] [--repeat 3] [--repeat-large N]
-[--anchor-python PATH] [--postgres URL | --no-postgres]` (the anchor's virtualenv: `python3 -m venv /work/ti-venv &&
-/work/ti-venv/bin/pip install traceinsight==0.6.1`; the floor needs `pip install -e .[perf]`).
+[--anchor-python PATH] [--postgres URL | --no-postgres]` (the anchor's virtualenv:
+`python3 -m venv /work/ti-venv && /work/ti-venv/bin/pip install traceinsight==0.6.1`; the
+floor needs `pip install -e .[perf]`).
 
 Every row runs in a fresh process (its peak RSS is its own), the rows of one input in turn,
 `--repeat` times; the table shows medians with the range of seconds. Ratios are taken
@@ -121,7 +122,7 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=10, help="size of the larger input (x base)")
     ap.add_argument("--repeat", type=int, default=3, help="runs of every row (medians shown)")
     ap.add_argument(
-        "--repeat-large", type=int, default=None, help="runs on the larger input (default: --repeat)"
+        "--repeat-large", type=int, default=None, help="runs on the larger input (or --repeat)"
     )
     ap.add_argument("--anchor-python", type=Path, default=DEFAULT_ANCHOR)
     ap.add_argument("--postgres", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
