@@ -94,9 +94,10 @@ import json, sys, time
 from pathlib import Path
 from ingest import parse_file
 path = Path(sys.argv[1])
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 n = sum(1 for _ in parse_file(path).events)
-print(json.dumps({"seconds": time.perf_counter() - t0, "events": n}))
+print(json.dumps({"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
+                  "events": n}))
 """
 
 
@@ -218,7 +219,8 @@ def stopped_elsewhere(name: str, a: dict[str, Any], b: dict[str, Any]) -> str | 
     ea, eb = a["error"], b["error"]
     if ea is None or eb is None:
         return None
-    ra, rb = a["report"] or (0, [], 0, 0), b["report"] or (0, [], 0, 0)
+    empty: tuple[Any, ...] = (0, [], 0, 0)
+    ra, rb = a["report"] or empty, b["report"] or empty
     why = "stopped at another piece" if ea[3] == eb[3] else None
     if why is None and ea[3] is not None:
         try:
@@ -279,6 +281,7 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> tuple[int, Counter[str]
 
 def timing(path: Path, old: Path, repeat: int) -> None:
     runs: dict[str, list[float]] = {"old": [], "new": []}
+    cpu: dict[str, list[float]] = {"old": [], "new": []}
     load_before = os.getloadavg()
     for _ in range(repeat):
         for side, root in (("old", old), ("new", REPO)):
@@ -291,14 +294,19 @@ def timing(path: Path, old: Path, repeat: int) -> None:
                 capture_output=True,
                 text=True,
             ).stdout
-            runs[side].append(json.loads(out.strip().splitlines()[-1])["seconds"])
+            result = json.loads(out.strip().splitlines()[-1])
+            runs[side].append(result["seconds"])
+            cpu[side].append(result["cpu"])
     load_after = os.getloadavg()
     for side, seconds in runs.items():
         print(
-            f"{side}: median {statistics.median(seconds):.3f} s "
-            f"(runs {', '.join(f'{s:.3f}' for s in seconds)})"
+            f"{side}: median {statistics.median(seconds):.3f} s wall, "
+            f"{statistics.median(cpu[side]):.3f} s CPU "
+            f"(wall {', '.join(f'{s:.3f}' for s in seconds)})"
         )
-    print(f"speedup: {statistics.median(runs['old']) / statistics.median(runs['new']):.2f}x")
+    for what, table in (("wall", runs), ("CPU", cpu)):
+        ratio = statistics.median(table["old"]) / statistics.median(table["new"])
+        print(f"speedup ({what}): {ratio:.2f}x")
     print(f"load average before {load_before}, after {load_after} ({os.cpu_count()} CPUs)")
 
 

@@ -14,10 +14,10 @@ garbage collector's generations fill and promote them, and stay in the CPU cache
 246k-event trace, 2 MB pieces cost about twice the CPU time of 32 KB ones.
 
 Exact times: a float64 holds a 3-decimal µs `ts` exactly enough to recover its nanoseconds
-only below 2**43 µs (the caller checks the neighbouring candidates). A piece holding a
-float `ts` at or above that is decoded again with every `"ts"` number quoted, so the caller
-splits the digits itself (FORMATS.md §1: parse ts as a decimal). Quoting costs about 3 µs an
-event, so only pieces that need it pay.
+only below 2**43 µs (the caller checks the neighbouring candidates). A piece with any
+element's float `ts` at or above that is decoded again with every `"ts"` number quoted, so
+the caller splits the digits itself (FORMATS.md §1: parse ts as a decimal). Quoting costs
+about 3 µs an event, so only pieces that need it pay.
 
 Public surface: `TraceArray`, `open_trace_array`, `Decode`, `decode_generic`, `quote_ts`,
 `EXACT_FLOAT_LIMIT`.
@@ -68,10 +68,10 @@ def open_trace_array(
 ) -> TraceArray:
     """Locate `key`'s array in the top-level object of the stream and prepare to iterate it.
 
-    `decode(piece)` turns the bytes of some whole elements (comma separated, no brackets)
-    into a list with one item per element, or None when they are not valid JSON; it must
-    refuse exactly what `decode_generic` refuses, since a refusal means "cut elsewhere".
-    Default: `decode_generic`. A document too unusual to stream is decoded whole, generically.
+    `decode(piece)` turns the bytes of some elements (comma separated, no brackets) into a
+    list with one item per element, or None when they are not valid JSON: a refusal means
+    "cut elsewhere", so it must refuse every cut inside an element, as `decode_generic` (the
+    default) does. A document too unusual to stream is decoded whole, generically.
 
     Only the first `HEAD_LIMIT` bytes are searched for `key`, so memory never grows with
     what comes before it (a gzip bomb hides `traceEvents` behind a 1 GiB string). A bare
