@@ -4,6 +4,11 @@ Events are classified by ``cat`` only, never by pid (FORMATS.md §1.6: python_fu
 events can sit on GPU 0's pid). Timestamps are µs; since 2024 they are relative to
 ``baseTimeNanoseconds``. Only whitelisted top-level metadata is kept, so environment-like
 keys a user added with ``add_metadata_json`` never reach the database.
+
+Pieces of the event array come decoded by msgspec into `KinetoEvent` structs (the fast
+path, `_typed_events`) or, where that could change the answer, by orjson into dicts
+(`_generic_events`); both make the same events, and an odd event on the fast path is
+handed to the per-dict conversion, so skips and their messages are the same too.
 """
 
 from __future__ import annotations
@@ -14,9 +19,12 @@ from pathlib import Path
 from sys import intern
 from typing import Any
 
+from msgspec import UNSET
+
 from ingest._io import ByteStream
 from ingest.events import Device, Event, EventKind, ParseReport, TraceFormat, TraceHeader
 from ingest.parsers._json_stream import TraceArray, open_trace_array
+from ingest.parsers._kineto_typed import KinetoEvent, decode_piece
 
 CATEGORY_KINDS: dict[str, EventKind] = {
     "kernel": EventKind.KERNEL,
@@ -90,7 +98,7 @@ def parse(
     """
     stream = ByteStream(path, max_bytes=max_bytes, source=source)
     report.bytes_total = stream.raw_total
-    array = open_trace_array(stream)
+    array = open_trace_array(stream, decode=decode_piece)
     header = _read_header(array.top)
     return header, _iter_events(array, stream, header.base_time_ns or 0, report)
 
@@ -123,25 +131,122 @@ def _read_header(doc: dict[str, Any]) -> TraceHeader:
 def _iter_events(
     array: TraceArray, stream: ByteStream, base_ns: int, report: ParseReport
 ) -> Iterator[Event]:
-    kinds = CATEGORY_KINDS
     for first, items in array.pieces:
         report.bytes_done = stream.raw_done
-        for index, item in enumerate(items, first):
-            if type(item) is not dict:
-                report.skip(f"traceEvents[{index}]: not an object")
-                continue
-            kind = kinds.get(item.get("cat"))  # type: ignore[arg-type]
-            if kind is None:
-                if item.get("name") == "[memory]":  # 2021 traces: memory instants had no cat
-                    kind = EventKind.MEMORY
-                else:
-                    continue
-            try:
-                yield _to_event(item, kind, base_ns)
-            except (TypeError, ValueError, KeyError, AttributeError) as e:
-                name = _printable(item.get("name", "?"))
-                report.skip(f"traceEvents[{index}] ({name}): {type(e).__name__}: {e}")
+        if items and type(items[0]) is KinetoEvent:  # a typed piece is typed throughout
+            yield from _typed_events(items, first, base_ns, report)
+        else:
+            yield from _generic_events(items, first, base_ns, report)
     report.bytes_done = stream.raw_total
+
+
+def _generic_events(
+    items: list[Any], first: int, base_ns: int, report: ParseReport
+) -> Iterator[Event]:
+    kinds = CATEGORY_KINDS
+    for index, item in enumerate(items, first):
+        if type(item) is not dict:
+            report.skip(f"traceEvents[{index}]: not an object")
+            continue
+        cat = item.get("cat")
+        kind = kinds.get(cat) if type(cat) is str else None  # a list `cat` is no category
+        if kind is None:
+            if item.get("name") == "[memory]":  # 2021 traces: memory instants had no cat
+                kind = EventKind.MEMORY
+            else:
+                continue
+        event = _event_or_skip(item, kind, index, base_ns, report)
+        if event is not None:
+            yield event
+
+
+def _event_or_skip(
+    item: dict[str, Any], kind: EventKind, index: int, base_ns: int, report: ParseReport
+) -> Event | None:
+    """`_to_event`, or None after counting the element as skipped and saying why."""
+    try:
+        return _to_event(item, kind, base_ns)
+    except (TypeError, ValueError, KeyError, AttributeError) as e:
+        name = _printable(item.get("name", "?"))
+        report.skip(f"traceEvents[{index}] ({name}): {type(e).__name__}: {e}")
+        return None
+
+
+def _typed_events(
+    items: list[KinetoEvent], first: int, base_ns: int, report: ParseReport
+) -> list[Event]:
+    """`_generic_events` for a typed piece: `_to_event` inlined for the fields' usual types.
+
+    Whatever is unusual (a quoted or missing time, a negative duration) goes to
+    `_event_or_skip` with the element as the generic path sees it, so the result, or the
+    skip and its message, is the generic path's.
+    """
+    kinds, device_kinds, kept_keys = CATEGORY_KINDS, DEVICE_KINDS, KEPT_ARGS
+    memory, unset, as_int = EventKind.MEMORY, UNSET, _as_int
+    start: int
+    dur_ns: int
+    events: list[Event] = []
+    append = events.append  # a list per piece: cheaper than a generator's yield per event
+    for index, e in enumerate(items, first):
+        kind = kinds.get(e.cat)  # type: ignore[arg-type]
+        if kind is None:
+            if e.name != "[memory]":
+                continue
+            kind = memory
+        ts, dur = e.ts, e.dur
+        odd = False
+        if type(ts) is float:
+            start = round(ts * 1000)
+            if start / 1000 != ts:
+                start = _float_us_to_ns(ts)
+        elif type(ts) is int:
+            start = ts * 1000
+        elif type(ts) is str:  # quoted: a piece with times too large for a float
+            try:
+                start = _ts_to_ns(ts)
+            except ValueError:
+                odd = True
+        else:
+            odd = True
+        if type(dur) is float:
+            dur_ns = round(dur * 1000)
+        elif type(dur) is int:
+            dur_ns = dur * 1000
+        elif dur is unset and kind is memory:
+            dur_ns = 0
+        else:
+            odd = True
+        if odd or dur_ns < 0:
+            event = _event_or_skip(e.as_item(), kind, index, base_ns, report)
+            if event is not None:
+                append(event)
+            continue
+        args = e.args
+        if args:
+            kept = {k: v for k, v in args.items() if k in kept_keys} or None
+            corr = args.get("correlation")
+            if corr is not None and type(corr) is not int:
+                corr = as_int(corr)
+        else:
+            kept = corr = None
+        name = e.name
+        name = intern(name) if name is not unset else ""  # see `_to_event`
+        if kind in device_kinds:
+            if args:
+                device, stream = args.get("device", e.pid), args.get("stream", e.tid)
+            else:
+                device, stream = e.pid, e.tid
+            device = device if type(device) is int else as_int(device)
+            stream = stream if type(stream) is int else as_int(stream)
+            append(
+                Event(kind, name, base_ns + start, dur_ns, device, stream, None, None, corr, kept)
+            )
+        else:
+            pid, tid = e.pid, e.tid
+            pid = pid if type(pid) is int else as_int(pid)
+            tid = tid if type(tid) is int else as_int(tid)
+            append(Event(kind, name, base_ns + start, dur_ns, None, None, pid, tid, corr, kept))
+    return events
 
 
 def _printable(value: object) -> str:
