@@ -1,8 +1,11 @@
 """Read a trace's events from its Parquet dataset with DuckDB.
 
 Every API and worker process reads the files under the shared `STORAGE_DIR` directly, with
-no lock: a dataset is written once and never changed. Each thread gets its own cursor on
-one in-process DuckDB database, so concurrent requests do not serialise on a connection.
+no lock: a dataset is written once and never changed. Each query gets its own cursor on one
+in-process DuckDB database (a few µs), so concurrent requests do not serialise on a
+connection, and closes it before it returns. A cursor is never left to a thread's locals:
+one destroyed as a request thread exits while the interpreter shuts down aborts the process
+(DuckDB's destructor waits for the GIL, CPython ends the thread, `std::terminate`).
 
 SQL passed here names the dataset's tables as `{events}`, `{blocks}` and `{gaps}`:
 `query_events` binds them to the trace's files (`FROM {events}` becomes a scan of
@@ -27,7 +30,6 @@ from backend.models import Trace
 from backend.services.datasets.layout import EVENTS_FILE, TABLES, dataset_dir
 from backend.services.errors import NotFoundError
 
-_local = threading.local()
 _lock = threading.Lock()
 _database: duckdb.DuckDBPyConnection | None = None
 
@@ -55,16 +57,16 @@ def query_events(trace: Trace, sql: str, params: Sequence[Any] = ()) -> list[tup
 def query_file(path: Path, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
     """`query_events` on the dataset of an `events.parquet` named by path (the ingest,
     before the trace row names its new dataset)."""
-    cursor = _cursor()
-    cursor.execute(_bind(path, sql), list(params))
-    return cursor.fetchall()
+    with _shared().cursor() as cursor:
+        cursor.execute(_bind(path, sql), list(params))
+        return cursor.fetchall()
 
 
 def batches_of_events(
     trace: Trace, sql: str, params: Sequence[Any] = (), *, size: int = 50_000
 ) -> Iterator[list[tuple[Any, ...]]]:
     """Like `query_events`, in batches of `size` rows, so a large result is never held."""
-    cursor = _cursor().cursor()  # its own cursor: the caller may query while iterating
+    cursor = _shared().cursor()  # its own cursor: the caller may query while iterating
     try:
         cursor.execute(_bind(events_file(trace), sql), list(params))
         while batch := cursor.fetchmany(size):
@@ -83,7 +85,7 @@ def arrow_batches_of_events(
     path = events_file(trace)
 
     def batches() -> Iterator[pa.RecordBatch]:
-        cursor = _cursor().cursor()  # its own cursor, as in `batches_of_events`
+        cursor = _shared().cursor()  # its own cursor, as in `batches_of_events`
         try:
             yield from cursor.sql(_bind(path, sql), params=list(params)).to_arrow_reader(size)
         finally:
@@ -98,14 +100,6 @@ def _bind(events: Path, sql: str) -> str:
         quoted = str(events.with_name(file)).replace("'", "''")
         sql = sql.replace(f"{{{table}}}", f"read_parquet('{quoted}')")
     return sql
-
-
-def _cursor() -> duckdb.DuckDBPyConnection:
-    cursor: duckdb.DuckDBPyConnection | None = getattr(_local, "cursor", None)
-    if cursor is None:
-        cursor = _shared().cursor()
-        _local.cursor = cursor
-    return cursor
 
 
 def _shared() -> duckdb.DuckDBPyConnection:
