@@ -96,6 +96,7 @@ def fixture_cases() -> list[Case]:
         roc / "4242_results.db", roc / "4242_results.json", roc / "compute_workload.zip",
         roc / "v1" / "results.csv", roc / "v1" / "results.json", roc / "v1_old_results.csv",
         roc / "v3_old_kernel_trace.csv", roc / "v3_run.zip", roc / "v3_run.tar.gz",
+        *sorted((roc / "v2").glob("*.csv")),
         *sorted((roc / "bad").iterdir()),
     ]  # fmt: skip
     cases += [Case(str(p.relative_to(DATA)), ((p,),)) for p in rocprof]
@@ -454,7 +455,8 @@ def run_side(tree: Path, case: Case, work: Path) -> dict[str, Any]:
     cmd = [PYTHON, str(Path(__file__).resolve()), "--child", str(out), json.dumps(spec)]
     proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        return {"crash": proc.stderr[-2000:]}
+        tail = "\n".join(line for line in proc.stderr.splitlines() if "Warning" not in line)
+        return {"crash": f"exit status {proc.returncode}: {tail[-600:]}"}
     result: dict[str, Any] = json.loads(out.read_text())
     if Path(result["tree"]).resolve() != tree.resolve():
         raise SystemExit(f"the child imported backend from {result['tree']}, not {tree}")
@@ -464,7 +466,7 @@ def run_side(tree: Path, case: Case, work: Path) -> dict[str, Any]:
 def normalise(side: dict[str, Any]) -> dict[str, Any]:
     """Endpoint -> answer, for all uploads of a side, volatile fields out; the gaps in one
     order (see `_gaps_in_one_order`)."""
-    if "crash" in side:
+    if "crash" in side:  # the side's process died: nothing else of it to compare
         return {"crash": side["crash"]}
     out: dict[str, Any] = {}
     for upload in side["uploads"]:
@@ -693,7 +695,10 @@ def compare_case(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Out
     for key in sorted(before.keys() | after.keys(), key=_order):
         if key not in before or key not in after:
             side = "before" if key in before else "after"
-            result[key] = Outcome([(f"$ (only {side})", MISSING, MISSING)], None)
+            shown = before[key] if key in before else after[key]
+            where = "$" if key == "crash" else f"$ (asked of the {side} side only)"
+            result[key] = Outcome([(where, shown if side == "before" else MISSING,
+                                    shown if side == "after" else MISSING)], None)  # fmt: skip
             continue
         diffs = list(differences(before[key], after[key]))
         result[key] = Outcome(diffs, explain(key, diffs, before, after))
@@ -769,6 +774,10 @@ def report(results: list[tuple[Case, dict[str, Outcome]]], header: list[str]) ->
             )
             extra = f" ({len(o.diffs)} differences)" if o.diffs else ""
             lines.append(f"   {key:<60} {what}{extra}")
+            if key == "crash":  # the dead side's stderr, whole
+                text = next(v for v in o.diffs[0][1:] if v is not MISSING)
+                lines += [f"       {line}" for line in str(text).splitlines()]
+                continue
             for d in o.diffs[:6]:
                 lines.append(f"       {_show(d)}")
         lines.append("")
