@@ -17,10 +17,12 @@ from fastapi.testclient import TestClient
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
 
+from backend.core.config import Settings
 from backend.models import Trace
+from backend.services.loading.pipeline import ingest_trace
 from ingest.registry import SUPPORTED_FORMATS
 from tests.conftest import CORPUS
-from tests.factories import Ingest, upload_trace
+from tests.factories import Ingest, upload, upload_trace
 from tests.views.kineto_builder import document, kernel
 
 CORPUS_NCU = CORPUS / "h200" / "ncu2025.3_roofline_raw.csv"
@@ -76,6 +78,30 @@ def test_estimated_roofline_of_a_torch_trace(
         roof = roofs["fp16_tensor"] if p["precision"] == "bf16" else roofs[p["precision"]]
         ridge = roof / 4.8e12
         assert p["bound"] == ("memory" if p["intensity"] < ridge else "compute")
+
+
+DDP = Path(__file__).resolve().parents[1] / "data" / "ddp"
+
+
+def test_estimated_roofline_matches_ops_and_kernels_within_each_rank(
+    client: TestClient, engine: Engine, settings: Settings
+) -> None:
+    """Both ranks of a DDP job number their ops with the same External ids; each op's
+    kernels are its own rank's, so the job's points are each rank file's, on its GPU."""
+    files = [DDP / f"ddp_rank{r}.pt.trace.json.gz" for r in (0, 1)]
+    ids = [{e["args"]["External id"] for e in _raw(f) if e.get("cat") == "cpu_op"
+            and e["name"] == "aten::mm"} for f in files]  # fmt: skip
+    assert ids[0] & ids[1], "the ranks no longer share External ids: the test checks nothing"
+    expected = {}
+    for f in files:
+        (device,) = {e["args"]["device"] for e in _raw(f) if e.get("cat") == "kernel"}
+        expected |= {(name, op, device): v for (name, op), v in _expected_mm_points(f).items()}
+    trace_id = upload(client, [(f.name, f.read_bytes()) for f in files])["id"]
+    assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
+    body = client.get(f"/api/v1/traces/{trace_id}/roofline").json()
+    got = {(p["name"], p["op"], p["device"]): (p["count"], p["flops"], p["bytes"], p["time_ns"])
+           for p in body["points"] if p["op"] == "aten::mm"}  # fmt: skip
+    assert got == expected
 
 
 def test_roofs_only_reads_no_points(client: TestClient, ingest: Ingest, h200_trace: Path) -> None:

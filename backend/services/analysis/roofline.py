@@ -136,14 +136,20 @@ def _external_id(args: dict[str, Any] | None) -> Any:
 
 
 def _estimated(trace: Trace) -> dict[PointKey, _Acc]:
-    """One point per (dominant kernel, op, device, precision), from each op call's shapes."""
-    sql = "SELECT name, args FROM {events} WHERE kind = 'cpu_op' AND name IN (SELECT unnest(?)) "
+    """One point per (dominant kernel, op, device, precision), from each op call's shapes.
+
+    External ids number one process's ops and kernels, so every rank of a multi-rank
+    trace has the same ones: an op and its kernels are matched within their rank."""
+    sql = (
+        "SELECT rank, name, args FROM {events} WHERE kind = 'cpu_op' "
+        "AND name IN (SELECT unnest(?)) ORDER BY id"
+    )
     costs = {}
-    for name, text in read_events(trace, sql + "ORDER BY id", [sorted(ESTIMATED_OPS)]):
+    for rank, name, text in read_events(trace, sql, [sorted(ESTIMATED_OPS)]):
         args = orjson.loads(text) if text is not None else None
         cost, ext = estimate_op(name, args), _external_id(args)
         if cost is not None and isinstance(ext, int):
-            costs[ext] = (name, cost)
+            costs[(rank, ext)] = (name, cost)
     if not costs:
         return {}
     # Each op's kernels, grouped in the engine, so 100k kernels' args are never decoded here:
@@ -151,13 +157,19 @@ def _estimated(trace: Trace) -> dict[PointKey, _Acc]:
     # come in the order of their first kernel.
     ext_id = f"coalesce({json_int('External id')}, {json_int('external id')})"
     sql = (
-        "SELECT ext, first(name ORDER BY dur_ns DESC, id), first(device ORDER BY dur_ns DESC, id), "
-        f"sum(dur_ns) FROM (SELECT id, name, dur_ns, device, {ext_id} AS ext FROM {{events}} "
-        "WHERE kind = 'kernel') WHERE ext IN (SELECT unnest(?)) GROUP BY ext ORDER BY min(id)"
+        "SELECT rank, ext, first(name ORDER BY dur_ns DESC, id), "
+        "first(device ORDER BY dur_ns DESC, id), sum(dur_ns) "
+        f"FROM (SELECT id, rank, name, dur_ns, device, {ext_id} AS ext FROM {{events}} "
+        "WHERE kind = 'kernel') WHERE ext IN (SELECT unnest(?)) GROUP BY rank, ext "
+        "ORDER BY min(id)"
     )
     points: dict[PointKey, _Acc] = defaultdict(_Acc)
-    for ext, name, device, time_ns in read_events(trace, sql, [list(costs)]):
-        op, cost = costs[ext]
+    for rank, ext, name, device, time_ns in read_events(
+        trace, sql, [sorted({e for _, e in costs})]
+    ):
+        if (rank, ext) not in costs:  # another rank's op has this id, this rank's none
+            continue
+        op, cost = costs[(rank, ext)]
         points[(name, op, device, cost.precision)].add(int(time_ns), cost.flops, cost.bytes)
     return points
 

@@ -12,6 +12,7 @@ level-1 blocks are returned instead, so the limit always holds.
 Public surface: `get_window`, `get_overview`, `lane_keys`, `overlap`, `DEFAULT_MAX_ITEMS`.
 """
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -364,9 +365,14 @@ def _overview_level(lanes: list[TimelineLane]) -> int:
 
 
 def _bin_busy(rows: Any, t0: int, t1: int, bins: int) -> list[float]:
-    """Spread each block's busy time evenly over its extent, into equal bins."""
+    """Spread each block's busy time evenly over its extent, into equal bins.
+
+    Each bin's parts are added by `math.fsum` (exactly rounded), so the answer does not
+    depend on the order the blocks come in: DuckDB returns a scan of several row groups
+    filtered by a lane list in any order, and a plain float sum would change in its last
+    digits from one request to the next."""
     width = (t1 - t0) / bins
-    out = [0.0] * bins
+    parts: list[list[float]] = [[] for _ in range(bins)]
     for start, end, busy in rows:
         if end <= start:
             continue
@@ -376,5 +382,5 @@ def _bin_busy(rows: Any, t0: int, t1: int, bins: int) -> list[float]:
         for i in range(first, last + 1):
             lo, hi = max(start, t0 + i * width), min(end, t0 + (i + 1) * width)
             if hi > lo:
-                out[i] += (hi - lo) * density
-    return out
+                parts[i].append((hi - lo) * density)
+    return [math.fsum(p) for p in parts]
