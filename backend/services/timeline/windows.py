@@ -273,7 +273,7 @@ class _Window:
         params = [level, self.we, self.ws, sorted(self.ids)]
         families = {lane.lane: lane.family for lane in self.chosen}
         items = [
-            TimelineItem(
+            TimelineItem.model_construct(  # typed values from the dataset: no validation
                 lane=lane,
                 start_ns=s,
                 dur_ns=e - s,
@@ -297,7 +297,7 @@ def _raw_item(row: Any, keys: dict[LaneKey, int]) -> TimelineItem | None:
     if lane is None:
         return None
     shown = _hover_args(args) if args else None
-    return TimelineItem(
+    return TimelineItem.model_construct(  # typed values from the dataset: no validation
         lane=lane, start_ns=start, dur_ns=dur, name=name, busy_ns=dur, id=id_,
         category=lanes_mod.category(kind, name), args=shown or None,
     )  # fmt: skip
