@@ -286,7 +286,8 @@ class _Window:
         ]
         if len(items) <= self.n:
             return sorted(items, key=lambda i: (i.lane, i.start_ns)), False
-        items.sort(key=lambda i: -i.busy_ns)
+        # Busiest first; ties by place, since DuckDB returns rows in no fixed order.
+        items.sort(key=lambda i: (-i.busy_ns, i.lane, i.start_ns))
         return sorted(items[: self.n], key=lambda i: (i.lane, i.start_ns)), True
 
 
@@ -312,7 +313,7 @@ def _hover_args(text: str) -> dict[str, Any] | None:
 def _set_depths(items: list[TimelineItem]) -> None:
     """Nesting depth per lane: every ancestor of an event in the window overlaps it too,
     so a stack over the window's events gives exact depths."""
-    items.sort(key=lambda i: (i.lane, i.start_ns, -i.dur_ns))
+    items.sort(key=lambda i: (i.lane, i.start_ns, -i.dur_ns, i.id or 0))  # ids: a fixed order
     lane, stack = -1, list[int]()
     for item in items:
         if item.lane != lane:
