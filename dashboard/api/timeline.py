@@ -1,7 +1,8 @@
 """Timeline API calls and their response shapes, built on `ApiClient.get` (and `put`).
 
 Public surface: `get_window`, `get_overview`, `get_steps`, `set_step_marker`, `search`,
-`get_gaps`, `get_event`, `export_path`, and the TypedDicts they return.
+`get_gaps`, `get_event`, `export_path`, `events_parquet_path`, and the TypedDicts they
+return.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "Steps",
     "TimelineItem",
     "TimelineWindow",
+    "events_parquet_path",
     "export_path",
     "get_event",
     "get_gaps",
@@ -245,3 +247,8 @@ def get_event(client: ApiClient, trace_id: str, event_id: int) -> EventDetail:
 def export_path(trace_id: str) -> str:
     """Where the browser downloads the Chrome trace JSON (same origin as the pages)."""
     return f"/api/v1{_base(trace_id)}/export.json"
+
+
+def events_parquet_path(trace_id: str) -> str:
+    """Where the browser downloads the stored events as Parquet (same origin as the pages)."""
+    return f"/api/v1{_base(trace_id)}/events.parquet"
