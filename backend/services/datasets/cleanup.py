@@ -5,7 +5,7 @@ dataset into place and committing the trace row leaves one that no row names, an
 killed while writing leaves a `.tmp-*` folder: the sweeper removes both once they are older
 than the ingest's hard time limit, so a live ingest is never touched.
 
-Public surface: `remove_trace_datasets`, `sweep_datasets`.
+Public surface: `remove_trace_datasets`, `sweep_datasets`; `remove_if_empty` for the writer.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def remove_trace_datasets(blob_dir: Path, trace_id: str, *, keep: str | None = N
         if path.name != keep and not path.name.startswith(TEMP_PREFIX):
             shutil.rmtree(path, ignore_errors=True)
     if keep is None:
-        _remove_if_empty(folder)
+        remove_if_empty(folder)
 
 
 def sweep_datasets(
@@ -58,12 +58,12 @@ def sweep_datasets(
                 continue
             shutil.rmtree(path, ignore_errors=True)
             removed.append(f"{folder.name}/{path.name}")
-        _remove_if_empty(folder)
+        remove_if_empty(folder)
     if removed:
         log.warning("dataset sweeper: removed %d datasets no trace names", len(removed))
     return removed
 
 
-def _remove_if_empty(folder: Path) -> None:
+def remove_if_empty(folder: Path) -> None:
     with contextlib.suppress(OSError):  # not empty (an attempt in progress) or already gone
         folder.rmdir()

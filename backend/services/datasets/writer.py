@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from backend.services.datasets.cleanup import remove_if_empty
 from backend.services.datasets.layout import (
     BLOCK_SCHEMA,
     BLOCKS_FILE,
@@ -110,9 +111,7 @@ class DatasetWriter:
         with pq.ParquetWriter(self._temp / file, schema, compression="zstd") as out:
             it = iter(rows)
             while batch := list(islice(it, ROW_GROUP)):
-                columns = list(zip(*batch, strict=True))
-                arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)]
-                out.write_table(pa.Table.from_arrays(arrays, schema=schema))
+                out.write_table(_arrow_table(list(zip(*batch, strict=True)), schema))
                 count += len(batch)
             if not count:
                 out.write_table(schema.empty_table())
@@ -137,18 +136,19 @@ class DatasetWriter:
             self._writer = None
         shutil.rmtree(self._temp, ignore_errors=True)
         shutil.rmtree(self._final, ignore_errors=True)
-        with contextlib.suppress(OSError):  # the trace's folder, unless another dataset is in it
-            self._final.parent.rmdir()
+        remove_if_empty(self._final.parent)  # the trace's folder, unless another dataset is in it
 
     def _write_group(self, rows: Sequence[Sequence[Any]]) -> None:
         assert self._writer is not None
         columns = list(zip(*rows, strict=True))
-        arrays = [
-            pa.array(columns[position], type=field.type)
-            for position, field in zip(_POSITIONS, EVENT_SCHEMA, strict=True)
-        ]
-        table = pa.Table.from_arrays(arrays, schema=EVENT_SCHEMA).sort_by(_SORT)
+        table = _arrow_table([columns[p] for p in _POSITIONS], EVENT_SCHEMA).sort_by(_SORT)
         self._writer.write_table(table, row_group_size=FILE_ROW_GROUP)
+
+
+def _arrow_table(columns: Sequence[Sequence[Any]], schema: pa.Schema) -> pa.Table:
+    """Columns of Python values (in `schema` order) as an Arrow table of `schema`."""
+    arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _fsync(path: Path) -> None:
