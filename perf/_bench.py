@@ -200,6 +200,38 @@ def perfdash_ingest(path: Path, database_url: str, tmp: Path) -> dict[str, Any]:
     return run_child([PYTHON, "-c", _PERFDASH_CHILD, str(path)], env)
 
 
+def ingest_here(trace: Path, database_url: str, data_dir: Path) -> tuple[str, float]:
+    """Store and ingest `trace` in this process (the real blob store and ingest service)
+    into `database_url`, migrated first; (trace id, ingest seconds). For benchmarks that
+    go on to read the trace in the same process."""
+    os.environ["PERFDASH_DATA_DIR"] = str(data_dir)
+    os.environ["PERFDASH_DATABASE_URL"] = database_url
+    os.environ["PERFDASH_BROKER_URL"] = ""
+    from sqlmodel import Session
+
+    from backend.core.config import get_settings
+    from backend.core.db import get_engine
+    from backend.core.migrate import upgrade_database
+    from backend.models import Trace
+    from backend.services.loading.pipeline import ingest_trace
+    from backend.services.traces.blob_store import put_blob
+
+    get_settings.cache_clear()
+    get_engine.cache_clear()
+    upgrade_database()
+    settings, engine = get_settings(), get_engine()
+    with trace.open("rb") as f:
+        blob = put_blob(settings.blob_dir, f, max_bytes=1 << 34)
+    with Session(engine) as session:
+        row = Trace(name=trace.name, blob_sha256=blob.sha256, size_bytes=blob.size_bytes)
+        session.add(row)
+        session.commit()
+        trace_id = row.id
+    t = time.perf_counter()
+    assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
+    return trace_id, time.perf_counter() - t
+
+
 def hta_parse(path: Path, hta_python: Path, tmp: Path) -> dict[str, Any]:
     """HTA's `TraceAnalysis(trace_dir=...)` parse of `path` as rank 0, with `hta_python`
     (a virtualenv with HolisticTraceAnalysis or its successor `traceinsight`: both are

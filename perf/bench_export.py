@@ -22,38 +22,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from _bench import TRACE, scaled_trace
+from _bench import TRACE, ingest_here, scaled_trace
 
 BUDGET_S = 2.0
-
-
-def ingest(trace: Path, data_dir: Path) -> str:
-    """Store and ingest `trace` into a SQLite database under `data_dir`; its id."""
-    os.environ["PERFDASH_DATA_DIR"] = str(data_dir)
-    os.environ["PERFDASH_DATABASE_URL"] = f"sqlite:///{data_dir / 'perfdash.db'}"
-    os.environ["PERFDASH_BROKER_URL"] = ""
-    from sqlmodel import Session
-
-    from backend.core.config import get_settings
-    from backend.core.db import get_engine
-    from backend.core.migrate import upgrade_database
-    from backend.models import Trace
-    from backend.services.loading.pipeline import ingest_trace
-    from backend.services.traces.blob_store import put_blob
-
-    get_settings.cache_clear()
-    get_engine.cache_clear()
-    upgrade_database()
-    settings, engine = get_settings(), get_engine()
-    with trace.open("rb") as f:
-        blob = put_blob(settings.blob_dir, f, max_bytes=1 << 34)
-    with Session(engine) as session:
-        row = Trace(name=trace.name, blob_sha256=blob.sha256, size_bytes=blob.size_bytes)
-        session.add(row)
-        session.commit()
-        trace_id = row.id
-    assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
-    return trace_id
 
 
 def export_once(trace_id: str) -> tuple[float, int, bytes]:
@@ -87,7 +58,7 @@ def main() -> None:
     times, size, body = [], 0, b""
     with tempfile.TemporaryDirectory(prefix="bench-export-") as tmp:
         t = time.perf_counter()
-        trace_id = ingest(trace, Path(tmp))
+        trace_id, _ = ingest_here(trace, f"sqlite:///{Path(tmp) / 'perfdash.db'}", Path(tmp))
         print(f"ingested {trace.name} in {time.perf_counter() - t:.1f} s", flush=True)
         for _ in range(args.runs):
             elapsed, size, body = export_once(trace_id)

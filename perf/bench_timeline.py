@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from _bench import ingest_here
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "perf" / "data" / "h200_gpt_12l.pt.trace.json.gz"
@@ -61,43 +62,6 @@ def synthesize(target: int, out: Path) -> int:
     doc["traceEvents"] = out_events
     out.write_bytes(gzip.compress(orjson.dumps(doc), compresslevel=1))
     return len(out_events)
-
-
-def _setup(url: str, data_dir: Path) -> Any:
-    os.environ["PERFDASH_DATA_DIR"] = str(data_dir)
-    os.environ["PERFDASH_DATABASE_URL"] = url
-    os.environ["PERFDASH_BROKER_URL"] = ""
-    from backend.core.config import get_settings
-    from backend.core.db import get_engine
-    from backend.core.migrate import upgrade_database
-
-    get_settings.cache_clear()
-    get_engine.cache_clear()
-    upgrade_database()
-    return get_settings()
-
-
-def ingest(url: str, data_dir: Path, trace: Path) -> tuple[str, dict[str, float]]:
-    """Store and ingest the trace."""
-    from sqlmodel import Session
-
-    from backend.core.db import get_engine
-    from backend.models import Trace
-    from backend.services.loading.pipeline import ingest_trace
-    from backend.services.traces.blob_store import put_blob
-
-    settings = _setup(url, data_dir)
-    engine = get_engine()
-    with trace.open("rb") as f:
-        blob = put_blob(settings.blob_dir, f, max_bytes=1 << 34)
-    with Session(engine) as session:
-        row = Trace(name=trace.name, blob_sha256=blob.sha256, size_bytes=blob.size_bytes)
-        session.add(row)
-        session.commit()
-        trace_id = row.id
-    t = time.perf_counter()
-    assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
-    return trace_id, {"ingest_s": time.perf_counter() - t}
 
 
 def windows(t0: int, t1: int, seed: int = 7) -> list[tuple[int, int]]:
@@ -238,8 +202,8 @@ def main() -> None:
         pg = f"postgresql+psycopg://postgres@127.0.0.1:5432/{PG_DB}"
         targets.append(("postgresql", pg, tmp / "pg"))
     for name, url, data_dir in targets:
-        trace_id, cost = ingest(url, data_dir, trace)
-        print(f"[{name}] ingest {cost['ingest_s']:.1f} s", flush=True)
+        trace_id, seconds = ingest_here(trace, url, data_dir)
+        print(f"[{name}] ingest {seconds:.1f} s", flush=True)
         print(f"[{name}] API {api_latency(trace_id)}", flush=True)
         if name == "sqlite":
             print(f"[{name}] browser {browser(data_dir, trace_id)}", flush=True)
