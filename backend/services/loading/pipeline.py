@@ -1,7 +1,7 @@
 """Turn a queued trace into its dataset, timeline index and kernel stats, all or nothing.
 
 Called by the `ingest_trace` Celery task. The events go to a new columnar dataset
-(`backend.services.datasets`) while the index and stats are computed from the same rows;
+(`backend.services.datasets`) while the index and stats are computed from the same batches;
 the dataset is renamed into place, then one transaction replaces the index and stats and
 marks the trace ready naming it. Idempotent: a redelivered task either finds the trace
 already ready or writes a new dataset; a failed or killed attempt leaves nothing a reader
@@ -21,7 +21,7 @@ from backend.core.allocator import pin_mmap_threshold
 from backend.core.config import Settings
 from backend.models import KernelStatRecord, Trace, TraceStatus
 from backend.services.datasets import DatasetWriter, remove_trace_datasets
-from backend.services.loading.event_rows import event_batches
+from backend.services.loading.batches import event_batches
 from backend.services.loading.progress import ProgressReporter
 from backend.services.timeline import TimelineCollector, write_timeline_index
 from backend.services.traces import (
@@ -161,7 +161,7 @@ def _store(
     chosen = select(col(Trace.step_marker)).where(col(Trace.id) == trace_id)
     marker = conn.execute(chosen).scalar()
     aggregator, timeline = TraceAggregator(step_marker=marker), TimelineCollector()
-    for batch in event_batches(trace_id, aggregator.feed(parsed.items)):
+    for batch in event_batches(aggregator.feed(parsed.items)):
         writer.write(batch)
         timeline.add(batch)
         progress.update(
