@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pyarrow as pa
 import pytest
 import sqlalchemy as sa
 import uvicorn
@@ -30,7 +31,7 @@ from backend.core.config import Settings, get_settings
 from backend.core.db import get_engine
 from backend.core.migrate import alembic_config, current_revision, upgrade_database
 from backend.core.queue import get_producer
-from backend.services.loading.event_rows import COLUMNS, event_batches
+from backend.services.loading.batches import event_batches
 from backend.services.traces.blob_store import blob_path, put_blob
 from ingest import Event, parse_file
 from tests.conftest import DATA, ENGINES
@@ -77,10 +78,10 @@ def _legacy_trace(settings: Settings, path: Path, name: str) -> str:
         blob = put_blob(settings.blob_dir, stream, max_bytes=settings.max_upload_bytes)
     trace_id = uuid.uuid4().hex
     with parse_file(path) as parsed:
-        rows = [row for batch in event_batches(trace_id, parsed.items) for row in batch]
+        rows = pa.Table.from_batches(event_batches(parsed.items)).to_pylist()
     counts: dict[str, int] = defaultdict(int)
     for event in rows:
-        counts[event[2]] += 1
+        counts[event["kind"]] += 1
     meta = sa.MetaData()
     traces = sa.Table("traces", meta, autoload_with=engine)
     events = sa.Table("events", meta, autoload_with=engine)
@@ -89,11 +90,11 @@ def _legacy_trace(settings: Settings, path: Path, name: str) -> str:
     trace.update(status="ready", format="torch_profiler", parser_version="2", schema_version=1)
     trace.update(blob_sha256=blob.sha256, size_bytes=blob.size_bytes, ingest_attempts=1)
     trace.update(event_counts=dict(counts), devices=[], trace_metadata={}, warnings=[])
-    trace.update(skipped_events=0, start_ns=rows[0][4], duration_ns=1)
+    trace.update(skipped_events=0, start_ns=rows[0]["start_ns"], duration_ns=1)
     trace.update(created_at=now, updated_at=now)
     legacy = []
     for event in rows:  # the old table numbered rows itself, and held args as JSON values
-        stored = dict(zip(COLUMNS, event, strict=True))
+        stored = dict(event, trace_id=trace_id)
         del stored["id"]
         stored["args"] = orjson.loads(stored["args"]) if stored["args"] is not None else None
         legacy.append(stored)

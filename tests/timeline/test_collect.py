@@ -1,5 +1,5 @@
-"""The index is collected from the event rows while they are written: the result must not
-depend on row order or batching, must break launch ties as the read-back did, and must
+"""The index is collected from the event batches while they are written: the result must
+not depend on row order or batching, must break launch ties as the read-back did, and must
 equal a rebuild from the events stored in the trace's dataset, on both databases."""
 
 from __future__ import annotations
@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pyarrow as pa
 import pyarrow.parquet as pq
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from backend.core.config import get_settings
 from backend.services.datasets import DatasetWriter
-from backend.services.loading.event_rows import COLUMNS
+from backend.services.datasets.layout import EVENT_SCHEMA
 from backend.services.timeline.collect import SPILL_ROWS, Collected, TimelineCollector
 from backend.services.timeline.index import write_timeline_index
 from ingest import parse_file
@@ -28,18 +29,27 @@ _INDEX_TABLES = ("timeline_lanes", "timeline_spans", "timeline_names")
 
 
 def _rows(path: Path) -> list[tuple[Any, ...]]:
-    """The event rows the ingest writes (ids from 1, args left out)."""
+    """The events the ingest writes as tuples in `EVENT_SCHEMA` order (ids from 1, args
+    left out), so that tests can shuffle and cut them before they become batches."""
     return [
-        (i, "t", e.kind.value, e.name, e.start_ns, e.dur_ns, e.rank, e.device, e.stream, e.pid,
+        (i, e.kind.value, e.name, e.start_ns, e.dur_ns, e.rank, e.device, e.stream, e.pid,
          e.tid, e.correlation, None)
         for i, e in enumerate(parse_file(path).events, start=1)
     ]  # fmt: skip
 
 
+def _batch(rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
+    columns: list[tuple[Any, ...]] = list(zip(*rows, strict=True)) or [() for _ in EVENT_SCHEMA]
+    return pa.RecordBatch.from_arrays(
+        [pa.array(c, type=f.type) for c, f in zip(columns, EVENT_SCHEMA, strict=True)],
+        schema=EVENT_SCHEMA,
+    )
+
+
 def _collect(batches: list[list[tuple[Any, ...]]], spill_rows: int = SPILL_ROWS) -> Collected:
     collector = TimelineCollector(spill_rows=spill_rows)
     for batch in batches:
-        collector.add(batch)
+        collector.add(_batch(batch))
     return collector.finish()
 
 
@@ -54,7 +64,6 @@ def _comparable(c: Collected) -> dict[str, Any]:
 
 
 def test_row_order_and_batching_do_not_change_what_is_collected() -> None:
-    assert len(COLUMNS) == 13 and COLUMNS[0] == "id"
     for path in (NSYS, H200):
         rows = _rows(path)
         expected = _comparable(_collect([rows]))
@@ -87,7 +96,7 @@ def test_a_lane_in_a_few_sorted_runs_streams_in_sort_order() -> None:
     `_MAX_RUNS` runs the group is sorted whole; both give the same rows."""
 
     def op(event_id: int, start: int, dur: int, name: str) -> tuple[Any, ...]:
-        return (event_id, "t", "cpu_op", name, start, dur, None, None, None, 1, 1, None, None)
+        return (event_id, "cpu_op", name, start, dur, None, None, None, 1, 1, None, None)
 
     runs = [
         [op(1, 100, 50, "b"), op(2, 100, 50, "a"), op(3, 200, 5, "c")],  # 2 runs: tie by name
@@ -95,7 +104,7 @@ def test_a_lane_in_a_few_sorted_runs_streams_in_sort_order() -> None:
         [op(6, 100, 50, "a"), op(7, 150, 1, "z")],  # ties (start, end, name): by id
     ]
     rows = [row for run in runs for row in run]
-    expected = sorted((r[4], r[4] + r[5], r[3], r[0], None) for r in rows)
+    expected = sorted((r[3], r[3] + r[4], r[2], r[0], None) for r in rows)
     for batches in ([rows], [rows[:4], rows[4:]]):
         (lane,) = _collect(batches).lanes.values()
         assert list(lane.rows()) == expected
@@ -103,13 +112,13 @@ def test_a_lane_in_a_few_sorted_runs_streams_in_sort_order() -> None:
         assert (lane.count, lane.first_start, lane.last_end) == (7, 0, 205)
     many = [op(i, 1000 - i, 1, "n") for i in range(200)]  # 200 runs of one row each
     (lane,) = _collect([many]).lanes.values()
-    assert list(lane.rows()) == sorted((r[4], r[4] + 1, "n", r[0], None) for r in many)
+    assert list(lane.rows()) == sorted((r[3], r[3] + 1, "n", r[0], None) for r in many)
 
 
 def test_a_shared_correlation_launches_from_the_latest_call() -> None:
     def call(event_id: int, start: int, tid: int) -> tuple[Any, ...]:
-        return (event_id, "t", "runtime", "cudaLaunchKernel", start, 10, None, None, None, 1,
-                tid, 42, None)  # fmt: skip
+        return (event_id, "runtime", "cudaLaunchKernel", start, 10, None, None, None, 1, tid,
+                42, None)  # fmt: skip
 
     rows = [call(5, 300, 1), call(9, 300, 2), call(7, 100, 1)]
     for order in (rows, rows[::-1]):
@@ -149,19 +158,30 @@ def test_the_ingest_index_equals_a_rebuild_from_the_stored_events(
         assert all(at_ingest.values())
         rows = [
             tuple(
-                orjson.dumps(e["args"]).decode()
-                if c == "args" and e["args"]
-                else e.get(c, trace_id)
-                for c in COLUMNS
+                orjson.dumps(e["args"]).decode() if c == "args" and e["args"] else e[c]
+                for c in EVENT_SCHEMA.names
             )
             for e in stored_events(engine, trace_id)
         ]
         collector = TimelineCollector()
-        collector.add(rows)
+        collector.add(_batch(rows))
         rebuilt = DatasetWriter(get_settings().blob_dir, f"rebuilt-{trace_id}", "test")
-        rebuilt.write(rows)
+        rebuilt.write(_batch(rows))
         rebuilt.close_events()
         with engine.begin() as conn:
             write_timeline_index(conn, trace_id, collector.finish(), rebuilt)
         rebuilt.commit()
         assert _index(engine, trace_id, rebuilt.events_path.parent) == at_ingest, path.name
+
+
+def test_a_missing_key_is_its_own_lane_not_zero() -> None:
+    """Grouping fills nulls for the sort, so None and 0 must still be told apart."""
+
+    def op(event_id: int, rank: int | None, tid: int | None) -> tuple[Any, ...]:
+        return (event_id, "cpu_op", "op", event_id * 10, 5, rank, None, None, 1, tid, None, None)
+
+    rows = [op(1, None, 0), op(2, 0, 0), op(3, None, None), op(4, 0, None), op(5, None, 0)]
+    lanes = _collect([rows]).lanes
+    assert [(k.rank, k.b, lane.count) for k, lane in lanes.items()] == [
+        (None, 0, 2), (0, 0, 1), (None, None, 1), (0, None, 1)
+    ]  # fmt: skip

@@ -63,7 +63,7 @@ def _pieces(items: Iterable[Event | EventBlock], size: int) -> Iterator[pa.Recor
     events of a run of events between blocks (runs found by type, not a test per event)."""
     next_id = 1
     for kind, run in groupby(items, type):
-        if kind is EventBlock:
+        if issubclass(kind, EventBlock):
             blocks: Iterator[EventBlock] = run  # type: ignore[assignment]
             for block in blocks:
                 if len(block):
