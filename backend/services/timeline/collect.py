@@ -203,20 +203,9 @@ class TimelineCollector:
                 _count_names(out.names, kind, s, names.text)
                 out.longs.extend(_longs(s, key))
                 if kind == "kernel":
-                    first = _first(s)
-                    if key not in first_kernel or first < first_kernel[key]:
-                        first_kernel[key] = first
-                    out.comm[key] = out.comm.get(key, 0) + int(comm.of(s.names).sum())
+                    _account_kernels(out, first_kernel, comm, key, s)
                 elif kind == "runtime":
-                    thread = (rank, pid, tid)
-                    launches.add(thread, s)
-                    ends = s.ends
-                    out.runtime.setdefault(thread, []).extend(_intervals(s.starts, ends))
-                    synced = sync.of(s.names)
-                    if synced.any():
-                        out.sync.setdefault(thread, []).extend(
-                            _intervals(s.starts[synced], ends[synced])
-                        )
+                    _account_runtime(out, launches, sync, (rank, pid, tid), s)
         out.launches = launches.finish()
         out.lanes = {
             key: Lane(groups, spill, extents[key], order) for key, groups in by_lane.items()
@@ -224,6 +213,32 @@ class TimelineCollector:
         out.first_kernel = {key: event_id for key, (_, event_id) in first_kernel.items()}
         self._groups, self._spill = {}, None
         return out
+
+
+def _account_kernels(
+    out: Collected,
+    first_kernel: dict[LaneKey, tuple[int, int]],
+    comm: _Flags,
+    key: LaneKey,
+    s: Stretch,
+) -> None:
+    """A lane's earliest (start, id) kernel and its count of communication kernels."""
+    first = _first(s)
+    if key not in first_kernel or first < first_kernel[key]:
+        first_kernel[key] = first
+    out.comm[key] = out.comm.get(key, 0) + int(comm.of(s.names).sum())
+
+
+def _account_runtime(
+    out: Collected, launches: _Launches, sync: _Flags, thread: Thread, s: Stretch
+) -> None:
+    """A thread's runtime calls: launches, busy intervals and synchronising intervals."""
+    launches.add(thread, s)
+    ends = s.ends
+    out.runtime.setdefault(thread, []).extend(_intervals(s.starts, ends))
+    synced = sync.of(s.names)
+    if synced.any():
+        out.sync.setdefault(thread, []).extend(_intervals(s.starts[synced], ends[synced]))
 
 
 def _ints(column: pa.Array, null: int = 0) -> Ints:
