@@ -14,7 +14,7 @@ import orjson
 import pyarrow as pa
 import pytest
 
-from backend.services.datasets.layout import EVENT_SCHEMA
+from backend.services.datasets import EVENT_SCHEMA
 from backend.services.loading import batches
 from backend.services.loading.batches import event_batches
 from ingest import Event, EventKind, parse_file

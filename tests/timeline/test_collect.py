@@ -15,8 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from backend.core.config import get_settings
-from backend.services.datasets import DatasetWriter
-from backend.services.datasets.layout import EVENT_SCHEMA
+from backend.services.datasets import EVENT_SCHEMA, DatasetWriter
 from backend.services.timeline.collect import SPILL_ROWS, Collected, TimelineCollector
 from backend.services.timeline.index import write_timeline_index
 from ingest import parse_file

@@ -21,7 +21,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
-from backend.services.datasets.layout import EVENT_SCHEMA
+from backend.services.datasets import EVENT_SCHEMA
 from ingest import Event, EventKind
 from ingest.events import EventBlock
 
