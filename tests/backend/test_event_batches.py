@@ -94,7 +94,10 @@ def test_absent_and_none_columns_are_nulls() -> None:
     assert {r["args"] for r in rows} == {None}
 
 
-def test_args_shared_by_a_block_are_serialised_once(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("size", [256, 4096])  # the block converted whole, or gathered
+def test_args_shared_by_a_block_are_serialised_once(
+    monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
     """A parser's constant args dict, shared by every row of a block, is one JSON text;
     equal but distinct dicts give equal text; an empty dict is null, as for an `Event`."""
     calls = []
@@ -107,7 +110,7 @@ def test_args_shared_by_a_block_are_serialised_once(monkeypatch: pytest.MonkeyPa
     n = 1000
     args = [SHARED if i % 3 else {"api": "cudaLaunchKernel"} for i in range(n)]
     args[5] = {}
-    rows = _rows([_block(n, 0, args=args)], 256)
+    rows = _rows([_block(n, 0, args=args)], size)
     assert len(calls) == 1 + sum(1 for a in args if a is not SHARED and a)  # once each
     assert [r["args"] for r in rows] == [orjson.dumps(a).decode() if a else None for a in args]
 
