@@ -54,7 +54,7 @@ _KERNEL_OPTIONAL = (
     "contextId", "correlationId", "globalPid", "gridX", "gridY", "gridZ", "blockX", "blockY",
     "blockZ", "registersPerThread", "staticSharedMemory", "dynamicSharedMemory", "graphNodeId",
 )  # fmt: skip
-_ABI_SUFFIX = re.compile(r"_v\d+$")
+ABI_SUFFIX = re.compile(r"_v\d+$")
 BLOCK_ROWS = 16_384  # runtime/driver calls per EventBlock
 
 
@@ -261,7 +261,7 @@ def _runtime_blocks(
             for key in zip(pids, corrs, strict=True):
                 backtraces.pop(key, None)
         for raw in set(raws) - names.keys():
-            names[raw] = _ABI_SUFFIX.sub("", str(raw or ""))
+            names[raw] = ABI_SUFFIX.sub("", str(raw or ""))
         yield EventBlock(
             kind=EventKind.RUNTIME,
             name=list(map(names.__getitem__, raws)),
