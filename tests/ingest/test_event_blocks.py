@@ -15,7 +15,13 @@ from ingest.summary import SummaryBuilder
 REPO = Path(__file__).resolve().parents[2]
 NSYS = sorted((REPO / "tests" / "data" / "nsys").glob("*.sqlite"))
 META = TraceHeader(format=TraceFormat.KINETO)
-BLOCK_KINDS = {EventKind.KERNEL, EventKind.MEMCPY, EventKind.MEMSET, EventKind.SYNC, EventKind.RUNTIME}
+BLOCK_KINDS = {
+    EventKind.KERNEL,
+    EventKind.MEMCPY,
+    EventKind.MEMSET,
+    EventKind.SYNC,
+    EventKind.RUNTIME,
+}
 
 
 def _results(aggregator: TraceAggregator, path: Path) -> dict[str, Any]:
