@@ -33,10 +33,11 @@ from adbc_driver_sqlite import StatementOptions
 
 from ingest.events import Event, EventBlock, EventKind, ParseReport
 from ingest.parsers import _nsys_events as tables
-from ingest.parsers._sqlite import TextBudget
+from ingest.parsers._sqlite import MAX_VALUE_BYTES, TextBudget
 
 _IDS_PER_QUERY = 500  # bound parameters per StringIds look-up
 _INTEGER_TYPES = (pa.int64(), pa.null())
+_TEXT_TYPES = (pa.string(), pa.null())
 _COLUMN_N = re.compile(r"column (\d+)")
 _CLASSES = {k: {"api": v} for k, v in tables.RUNTIME_CLASSES.items()}  # shared, read-only
 
@@ -104,20 +105,40 @@ def read(
         yield from blocks
 
 
-def _batches(src: Source, sql: str, names: Sequence[str]) -> Iterator[list[list[Any]]]:
-    """The columns (`names`, as Python lists) of each batch of `sql`'s tables."""
+def _batches(
+    src: Source, sql: str, names: Sequence[str], text: Sequence[str] = ()
+) -> Iterator[list[pa.Array]]:
+    """The integer columns (`names`; those in `text` are text) of each batch of `sql`'s rows.
+
+    A text value is checked against `MAX_VALUE_BYTES`, which the sqlite3 connection enforces
+    and ADBC cannot (it was read, but once: a stored value, no larger than the file).
+
+    Raises:
+        WrongType: a column does not read as its type; Unreadable: the driver failed, or a
+            text value is over `MAX_VALUE_BYTES`.
+    """
     with src.arrow.cursor() as cur:
         try:
             cur.adbc_statement.set_options(**{StatementOptions.BATCH_ROWS.value: str(BLOCK_ROWS)})
             cur.execute(sql)
             for batch in cur.fetch_record_batch():
                 for name, column in zip(names, batch.columns, strict=True):
-                    if column.type not in _INTEGER_TYPES:
-                        raise WrongType(f"column {name} reads as {column.type}, not integers")
+                    wanted = _TEXT_TYPES if name in text else _INTEGER_TYPES
+                    if column.type not in wanted:
+                        raise WrongType(f"column {name} reads as {column.type}, not {wanted[0]}")
+                    if name in text and _longest(column) > MAX_VALUE_BYTES:
+                        raise Unreadable(f"string or blob too big in column {name}")
                 yield batch.columns
-        except (AdbcError, pa.ArrowException, OSError) as e:
+        except (AdbcError, pa.ArrowException, OSError, UnicodeDecodeError) as e:
             text = _COLUMN_N.sub(lambda m: f"column {names[int(m.group(1))]}", str(e))
             raise (WrongType if "mismatch" in text else Unreadable)(text) from e
+
+
+def _longest(column: pa.Array) -> int:
+    """Bytes of the longest value of a text column."""
+    if column.null_count == len(column):
+        return 0
+    return pc.max(pc.binary_length(column)).as_py()  # type: ignore[no-any-return]
 
 
 def _ints(column: pa.Array) -> list[Any]:
@@ -398,3 +419,67 @@ def _runtime_block(
         correlation=corr,
         args=list(map(_CLASSES.get, klass)),
     )
+
+
+_NVTX_COLUMNS = ("start", "end", "eventType", "globalTid", "domainId", "textId", "text")
+_STYLES = {k: {"style": v} for k, v in tables.NVTX_STYLES.items()}  # shared, read-only
+
+
+def nvtx_ranges(src: Source, cols: set[str]) -> Items:
+    """`_nsys_events.nvtx_ranges` as blocks; domain names count against the text budget."""
+    return read(
+        src,
+        tables.NVTX,
+        _nvtx_blocks(src, cols),
+        lambda: tables.nvtx_ranges(src.conn, cols, src.report),
+    )
+
+
+def _nvtx_blocks(src: Source, cols: set[str]) -> Iterator[EventBlock]:
+    domains = tables.nvtx_domains(src.conn, cols)
+    styles = ", ".join(str(k) for k in tables.NVTX_STYLES)
+    sql = _select("n", tables.NVTX, _NVTX_COLUMNS, cols, f" WHERE n.eventType IN ({styles})")
+    for batch in _batches(src, sql, _NVTX_COLUMNS, text=("text",)):
+        start, end, kind, domain, text_ids = map(_ints, (*batch[:3], *batch[4:6]))
+        texts = batch[6].to_pylist()
+        if batch[6].null_count:
+            wanted = [i for t, i in zip(texts, text_ids, strict=True) if t is None]
+            looked_up = iter(src.strings(wanted))
+            texts = [next(looked_up) if t is None else t for t in texts]
+        names = [str(t or "") for t in texts]
+        gtid = batch[3]
+        pids, tids = _pids(gtid), _tids(gtid)
+        if None in end:
+            keep = _ended(start, end, kind, names, src.report)
+            start, end, kind, domain, names, pids, tids = (
+                [c[i] for i in keep] for c in (start, end, kind, domain, names, pids, tids)
+            )
+        args: list[dict[str, Any]] = list(map(_STYLES.__getitem__, kind))
+        if any(domain):
+            args = [
+                {**a, "domain": domains.get(d, str(d))} if d else a
+                for a, d in zip(args, domain, strict=True)
+            ]
+            src.budget.add(sum(len(a["domain"]) for a in args if "domain" in a), tables.NVTX)
+        yield EventBlock(
+            kind=EventKind.ANNOTATION,
+            name=names,
+            start_ns=start,
+            dur_ns=[(e if e is not None else s) - s for s, e in zip(start, end, strict=True)],
+            pid=pids,
+            tid=tids,
+            args=args,
+        )
+
+
+def _ended(
+    start: list[Any], end: list[Any], kind: list[Any], names: list[str], report: ParseReport
+) -> list[int]:
+    """Rows to keep: marks, and ranges that ended (the others are skipped and counted)."""
+    keep = []
+    for i, (s, e, k) in enumerate(zip(start, end, kind, strict=True)):
+        if e is None and tables.NVTX_STYLES[k] != "Mark":
+            report.skip(f"{tables.NVTX}: NVTX range {names[i]!r} at {s} ns has no end")
+        else:
+            keep.append(i)
+    return keep

@@ -283,13 +283,7 @@ def nvtx_ranges(conn: sqlite3.Connection, cols: set[str], report: ParseReport) -
     text = _col("n", "text", cols)
     text_id = _col("n", "textId", cols)
     domain_col = _col("n", "domainId", cols)
-    domains: dict[int, str] = {}
-    if "domainId" in cols:
-        create = (
-            f"SELECT n.domainId, COALESCE({text}, s.value) FROM {NVTX} n LEFT JOIN StringIds s "
-            f"ON s.id = {text_id} WHERE n.eventType = {NVTX_DOMAIN_CREATE}"
-        )
-        domains = {d: str(name) for d, name in conn.execute(create) if name is not None}
+    domains = nvtx_domains(conn, cols)
     styles = ", ".join(str(k) for k in NVTX_STYLES)
     sql = (
         f"SELECT n.start, {_col('n', 'end', cols)}, n.eventType, {_col('n', 'globalTid', cols)}, "
@@ -313,6 +307,18 @@ def nvtx_ranges(conn: sqlite3.Connection, cols: set[str], report: ParseReport) -
             tid=_tid(gtid),
             args=args,
         )
+
+
+def nvtx_domains(conn: sqlite3.Connection, cols: set[str]) -> dict[int, str]:
+    """NVTX domain names by id, from the ``NvtxDomainCreate`` rows."""
+    if "domainId" not in cols:
+        return {}
+    create = (
+        f"SELECT n.domainId, COALESCE({_col('n', 'text', cols)}, s.value) FROM {NVTX} n "
+        f"LEFT JOIN StringIds s ON s.id = {_col('n', 'textId', cols)} "
+        f"WHERE n.eventType = {NVTX_DOMAIN_CREATE}"
+    )
+    return {d: str(name) for d, name in conn.execute(create) if name is not None}
 
 
 def graph_nodes(conn: sqlite3.Connection, cols: set[str]) -> Iterator[Event]:

@@ -39,14 +39,14 @@ from ingest.tools import (
 
 _PROGRESS_MASK = (1 << 16) - 1  # update progress every 65,536 rows
 _Reader = Callable[[arrow.Source, set[str]], Iterator[Event | EventBlock]]
-# The large tables as Arrow batches (`_nsys_arrow`), the small ones row by row.
+# The large tables as Arrow batches (`_nsys_arrow`), the small one row by row.
 READERS: dict[str, _Reader] = {
     tables.KERNEL: arrow.kernels,
     tables.MEMCPY: arrow.memcpys,
     tables.MEMSET: arrow.memsets,
     tables.SYNC: arrow.syncs,
     tables.RUNTIME: arrow.runtime_calls,
-    tables.NVTX: lambda src, cols: tables.nvtx_ranges(src.conn, cols, src.report),
+    tables.NVTX: arrow.nvtx_ranges,
     tables.GRAPH_NODES: lambda src, cols: tables.graph_nodes(src.conn, cols),
 }
 

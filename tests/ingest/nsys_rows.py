@@ -20,7 +20,7 @@ ROW_READERS: dict[str, nsys._Reader] = {
     tables.MEMSET: lambda src, cols: tables.memsets(src.conn, cols),
     tables.SYNC: lambda src, cols: tables.syncs(src.conn, cols),
     tables.RUNTIME: lambda src, cols: tables.runtime_calls(src.conn, cols, src.report),
-    tables.NVTX: nsys.READERS[tables.NVTX],
+    tables.NVTX: lambda src, cols: tables.nvtx_ranges(src.conn, cols, src.report),
     tables.GRAPH_NODES: nsys.READERS[tables.GRAPH_NODES],
 }
 

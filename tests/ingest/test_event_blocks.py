@@ -1,6 +1,6 @@
-"""`EventBlock`: the nsys parser's large tables (kernels, copies, memsets, syncs, runtime calls)
-come as columns, and every consumer must see exactly what the same rows as `Event` objects
-give."""
+"""`EventBlock`: the nsys parser's large tables (kernels, copies, memsets, syncs, runtime calls,
+NVTX ranges) come as columns, and every consumer must see exactly what the same rows as
+`Event` objects give."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ BLOCK_KINDS = {
     EventKind.MEMSET,
     EventKind.SYNC,
     EventKind.RUNTIME,
+    EventKind.ANNOTATION,
 }
 
 

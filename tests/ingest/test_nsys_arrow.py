@@ -19,7 +19,7 @@ from ingest.events import EventBlock, EventKind, ParseReport
 from ingest.parsers import _nsys_arrow as arrow
 from ingest.parsers import _nsys_events as tables
 from ingest.parsers import nsys
-from ingest.parsers._sqlite import open_arrow
+from ingest.parsers._sqlite import MAX_VALUE_BYTES, open_arrow
 from tests.ingest.nsys_files import CORPUS_H200, FIXTURES, NSYS, copy_of, corrupt_table_page, edit
 from tests.ingest.nsys_rows import events
 
@@ -31,7 +31,9 @@ EXPORTS.append(
         marks=pytest.mark.skipif(not CORPUS_H200.is_dir(), reason="the corpus is absent"),
     )
 )
-ARROW_TABLES = (tables.KERNEL, tables.MEMCPY, tables.MEMSET, tables.SYNC, tables.RUNTIME)
+ARROW_TABLES = (
+    tables.KERNEL, tables.MEMCPY, tables.MEMSET, tables.SYNC, tables.RUNTIME, tables.NVTX,
+)  # fmt: skip
 
 
 def _same_as_rows(path: Path) -> ParseReport:
@@ -57,7 +59,7 @@ def test_the_large_tables_come_as_blocks() -> None:
     )
     kinds = {i.kind for i in items if isinstance(i, EventBlock)}
     assert kinds == {EventKind.KERNEL, EventKind.MEMCPY, EventKind.MEMSET, EventKind.SYNC,
-                     EventKind.RUNTIME}  # fmt: skip
+                     EventKind.RUNTIME, EventKind.ANNOTATION}  # fmt: skip
 
 
 def test_backtrace_duplicates_are_dropped_as_the_row_readers_drop_them(tmp_path: Path) -> None:
@@ -167,6 +169,47 @@ def test_a_zero_row_table_is_read_as_no_events(tmp_path: Path, table: str) -> No
     kind = {tables.KERNEL: EventKind.KERNEL, tables.MEMCPY: EventKind.MEMCPY}.get(table)
     assert kind is None or not any(e.kind is kind for e in got)
     _same_as_rows(path)
+
+
+def _nvtx(path: Path, sql: str) -> Path:
+    return edit(copy_of(NSYS / "nccl_2gpu.sqlite", path), sql.format(t=tables.NVTX))
+
+
+def test_nvtx_ranges_without_an_end_are_skipped_as_the_row_readers_skip_them(
+    tmp_path: Path,
+) -> None:
+    path = _nvtx(tmp_path, "UPDATE {t} SET end = NULL WHERE rowid % 4 = 1 AND eventType <> 75")
+    report = _same_as_rows(path)
+    assert report.skipped and any("has no end" in w for w in report.warnings)
+
+
+def test_nvtx_text_registered_or_inline_or_absent_reads_as_the_row_readers_read_it(
+    tmp_path: Path,
+) -> None:
+    path = _nvtx(
+        tmp_path,
+        "UPDATE {t} SET text = CASE rowid % 3 WHEN 0 THEN NULL WHEN 1 THEN 'inline ' || rowid "
+        "ELSE text END, textId = CASE WHEN rowid % 5 = 0 THEN 999999 ELSE textId END",
+    )
+    _same_as_rows(path)
+
+
+def test_an_nvtx_blob_among_its_texts_is_read_row_by_row(tmp_path: Path) -> None:
+    path = _nvtx(tmp_path, "UPDATE {t} SET text = x'ff00ff' WHERE eventType = 59")
+    report = _same_as_rows(path)
+    assert any(f"{tables.NVTX} read row by row" in w for w in report.warnings)
+
+
+def test_an_nvtx_text_over_the_value_cap_is_refused_naming_the_table(tmp_path: Path) -> None:
+    """ADBC sets no length limit: the reader checks the text it read, as sqlite3 would."""
+    path = _nvtx(
+        tmp_path,
+        f"UPDATE {{t}} SET text = printf('%.*c', {MAX_VALUE_BYTES + 1}, 'n') "
+        "WHERE rowid = (SELECT max(rowid) FROM {t} WHERE eventType = 59)",
+    )
+    with pytest.raises(ParseError, match=f"over the {MAX_VALUE_BYTES}-byte limit") as caught:
+        events(path)
+    assert f"reading {tables.NVTX}" in str(caught.value)
 
 
 def test_a_missing_strings_table_names_it(tmp_path: Path) -> None:
