@@ -1,14 +1,17 @@
 """The large activity tables of an Nsight Systems export read as Arrow columns (ADBC).
 
-Kernels, copies, memsets, syncs and CUDA API calls are most rows of a large export. Each is
-read through ADBC's SQLite driver in batches of `BLOCK_ROWS` rows of integer columns, and each
+Kernels, copies, memsets, syncs, CUDA API calls and NVTX ranges are most rows of a large
+export. Each is read through ADBC's SQLite driver in batches of `BLOCK_ROWS` rows of integer
+columns (and NVTX's inline text, checked against the cap here), and each
 batch becomes one `EventBlock` built column by column (`to_pylist`, numpy, `map`), with the
 values and rules of the row readers in `_nsys_events`, which stay the reference and the
 fallback:
 
 - Strings by id come from `StringIds` through the capped sqlite3 connection, once per id
   (`Strings`), so no value passes `MAX_VALUE_BYTES` and a name shared by a million rows is
-  read once (the text budget still counts it once per row, as before).
+  read once. The text budget counts what rows took from the database once per row, as
+  before: names, kernel short names, NVTX domain names (not the fixed labels the reader adds,
+  such as a copy's kinds).
 - SQLite types each value, the driver each column, from its first batch. When the first batch
   of a table does not read as the integer columns expected (a column of mixed types, a
   damaged page), the table is read row by row by `_nsys_events` instead, with its rules and

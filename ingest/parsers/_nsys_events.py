@@ -7,6 +7,10 @@ conventions (``Memcpy HtoD (Pinned -> Device)``, ``grid``/``block``/``registers 
 thread``/``shared memory``, ``bytes``) so `ingest.classify` and the summaries treat both
 formats alike; NCCL kernels keep their ``nccl...`` names, which is how
 `ingest.classify.is_communication` recognises communication in every format.
+
+These are the reference for `_nsys_arrow`, which reads the large tables as Arrow columns with
+the same values and rules, and falls back to these for a table whose columns the ADBC driver
+cannot type; the small tables (graph nodes) are only read here.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ _KERNEL_OPTIONAL = (
     "blockZ", "registersPerThread", "staticSharedMemory", "dynamicSharedMemory", "graphNodeId",
 )  # fmt: skip
 ABI_SUFFIX = re.compile(r"_v\d+$")
-BLOCK_ROWS = 16_384  # runtime/driver calls per EventBlock
+BLOCK_ROWS = 16_384  # rows per EventBlock (and per Arrow batch in `_nsys_arrow`)
 
 
 def _col(alias: str, name: str, cols: set[str]) -> str:

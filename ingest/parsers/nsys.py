@@ -9,7 +9,8 @@ and the GPUs (``TARGET_INFO_GPU``, by CUDA ordinal, ``peak_dram_bytes_per_s`` fr
 ``memoryBandwidth``). Times stay on the session's timeline (ns from capture start); the
 wall-clock start is ``metadata["session_start_utc_ns"]``.
 
-The upload is opened read-only and never modified. ``TARGET_INFO_SYSTEM_ENV`` and
+The upload is opened read-only and never modified, through sqlite3 and, for the large tables,
+ADBC's SQLite driver (`ingest.parsers._sqlite`). ``TARGET_INFO_SYSTEM_ENV`` and
 ``META_DATA_CAPTURE`` (environment variables) are never read. An ``.nsys-rep`` is exported
 to sqlite first when the worker has ``nsys`` (`ingest.tools.ExternalTools`); otherwise the
 error gives the command.
@@ -71,7 +72,8 @@ def parse(
 
     Returns:
         The trace header and an iterator over normalised events (the runtime and driver
-        calls, most of a large export, as `EventBlock` columns).
+        calls, kernels, copies, memsets, syncs and NVTX ranges, read through ADBC into Arrow
+        (`ingest.parsers._nsys_arrow`), as `EventBlock` columns).
 
     Raises:
         UnsupportedFormatError: not an nsys export (the message names the missing tables),
