@@ -267,3 +267,10 @@ def test_the_adbc_connection_reads_only_and_loads_no_extension(tmp_path: Path) -
     finally:
         conn.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["copy.sqlite"]
+
+
+def test_a_file_name_with_uri_characters_opens_the_same_file(tmp_path: Path) -> None:
+    """Both connections take the file as a URI: `?`, `#`, `%` and spaces are escaped."""
+    path = copy_of(NSYS / "copies.sqlite", tmp_path, "run 1?mode=rw#x%20.sqlite")
+    _same_as_rows(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
