@@ -39,7 +39,6 @@ conformance: install
 	PATH=$(BIN):$$PATH $(PY) ../shared/tools/conformance.py
 
 perf: install
-	$(BIN)/pip install -q -e ".[perf]"
 	for b in perf/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:

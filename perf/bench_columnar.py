@@ -5,7 +5,7 @@ with the decode floor beside it, on the real H200 trace and a 10x copy.
 Run: `python perf/bench_columnar.py [--scale 10] [--repeat 3] [--repeat-large N]
 [--anchor-python PATH] [--postgres URL | --no-postgres]` (the anchor's virtualenv:
 `python3 -m venv /work/ti-venv && /work/ti-venv/bin/pip install traceinsight==0.6.1`; the
-floor needs `pip install -e .[perf]`).
+floor reads through adbc-driver-sqlite, a main dependency).
 
 Every row runs in a fresh process (its peak RSS is its own), the rows of one input in turn,
 `--repeat` times; the table shows medians with the range of seconds. Ratios are taken

@@ -3,7 +3,7 @@ decode floor and a columnar prototype, on the real H200 trace and a 10x copy, in
 
 Run: `python perf/bench_columnar_floor.py [--scale 10] [--repeat 3] [--anchor-python PATH]`
 (the anchor's virtualenv: `python3 -m venv /work/ti-venv &&
-/work/ti-venv/bin/pip install traceinsight==0.6.1`; the rest needs `pip install -e .[perf]`).
+/work/ti-venv/bin/pip install traceinsight==0.6.1`).
 
 Every row is measured in a fresh process, so its peak RSS is its own; the rows of one input
 are run in turn, `--repeat` times, and the table shows medians (with the range of seconds).

@@ -7,6 +7,10 @@ conventions (``Memcpy HtoD (Pinned -> Device)``, ``grid``/``block``/``registers 
 thread``/``shared memory``, ``bytes``) so `ingest.classify` and the summaries treat both
 formats alike; NCCL kernels keep their ``nccl...`` names, which is how
 `ingest.classify.is_communication` recognises communication in every format.
+
+These are the reference for `_nsys_arrow`, which reads the large tables as Arrow columns with
+the same values and rules, and falls back to these for a table whose columns the ADBC driver
+cannot type; the small tables (graph nodes) are only read here.
 """
 
 from __future__ import annotations
@@ -54,8 +58,8 @@ _KERNEL_OPTIONAL = (
     "contextId", "correlationId", "globalPid", "gridX", "gridY", "gridZ", "blockX", "blockY",
     "blockZ", "registersPerThread", "staticSharedMemory", "dynamicSharedMemory", "graphNodeId",
 )  # fmt: skip
-_ABI_SUFFIX = re.compile(r"_v\d+$")
-BLOCK_ROWS = 16_384  # runtime/driver calls per EventBlock
+ABI_SUFFIX = re.compile(r"_v\d+$")
+BLOCK_ROWS = 16_384  # rows per EventBlock (and per Arrow batch in `_nsys_arrow`)
 
 
 def _col(alias: str, name: str, cols: set[str]) -> str:
@@ -261,7 +265,7 @@ def _runtime_blocks(
             for key in zip(pids, corrs, strict=True):
                 backtraces.pop(key, None)
         for raw in set(raws) - names.keys():
-            names[raw] = _ABI_SUFFIX.sub("", str(raw or ""))
+            names[raw] = ABI_SUFFIX.sub("", str(raw or ""))
         yield EventBlock(
             kind=EventKind.RUNTIME,
             name=list(map(names.__getitem__, raws)),
@@ -283,13 +287,7 @@ def nvtx_ranges(conn: sqlite3.Connection, cols: set[str], report: ParseReport) -
     text = _col("n", "text", cols)
     text_id = _col("n", "textId", cols)
     domain_col = _col("n", "domainId", cols)
-    domains: dict[int, str] = {}
-    if "domainId" in cols:
-        create = (
-            f"SELECT n.domainId, COALESCE({text}, s.value) FROM {NVTX} n LEFT JOIN StringIds s "
-            f"ON s.id = {text_id} WHERE n.eventType = {NVTX_DOMAIN_CREATE}"
-        )
-        domains = {d: str(name) for d, name in conn.execute(create) if name is not None}
+    domains = nvtx_domains(conn, cols)
     styles = ", ".join(str(k) for k in NVTX_STYLES)
     sql = (
         f"SELECT n.start, {_col('n', 'end', cols)}, n.eventType, {_col('n', 'globalTid', cols)}, "
@@ -313,6 +311,18 @@ def nvtx_ranges(conn: sqlite3.Connection, cols: set[str], report: ParseReport) -
             tid=_tid(gtid),
             args=args,
         )
+
+
+def nvtx_domains(conn: sqlite3.Connection, cols: set[str]) -> dict[int, str]:
+    """NVTX domain names by id, from the ``NvtxDomainCreate`` rows."""
+    if "domainId" not in cols:
+        return {}
+    create = (
+        f"SELECT n.domainId, COALESCE({_col('n', 'text', cols)}, s.value) FROM {NVTX} n "
+        f"LEFT JOIN StringIds s ON s.id = {_col('n', 'textId', cols)} "
+        f"WHERE n.eventType = {NVTX_DOMAIN_CREATE}"
+    )
+    return {d: str(name) for d, name in conn.execute(create) if name is not None}
 
 
 def graph_nodes(conn: sqlite3.Connection, cols: set[str]) -> Iterator[Event]:

@@ -20,7 +20,7 @@ from ingest.parsers._sqlite import MAX_VALUE_BYTES, open_upload
 
 META_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")  # schema 3.x, 2.x
 KNOWN_SCHEMA_MAJORS = (2, 3)
-_LOCK_TIMEOUT_S = 2.0
+LOCK_TIMEOUT_S = 2.0
 _KEPT_META = {"EXPORT_PRODUCT_VERSION": "nsys_version", "EXPORT_SCHEMA_VERSION": "schema_version"}
 # TARGET_INFO_GPU column -> Device.properties key (the roofline view reads peak_dram_bytes_per_s).
 _GPU_PROPERTIES = {
@@ -46,15 +46,16 @@ def open_readonly(path: Path, source: str) -> sqlite3.Connection:
         ParseError: the file is not a readable sqlite database, or is locked.
     """
     try:
-        conn = open_upload(path, timeout=_LOCK_TIMEOUT_S)
+        conn = open_upload(path, timeout=LOCK_TIMEOUT_S)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
         raise sqlite_error(e, source, "opening the database") from e
     return conn
 
 
-def sqlite_error(error: sqlite3.Error | UnicodeDecodeError, source: str, where: str) -> ParseError:
-    """A ParseError that says in plain words what sqlite's complaint means."""
+def sqlite_error(error: Exception, source: str, where: str) -> ParseError:
+    """A ParseError that says in plain words what sqlite's complaint means (through the
+    sqlite3 module or ADBC's driver)."""
     text = str(error)
     if isinstance(error, UnicodeDecodeError):  # a TEXT value that corruption made non-UTF-8
         hint = "the sqlite file is truncated or corrupt"

@@ -12,7 +12,14 @@ What the parsers then read is counted too (`TextBudget`): a value is at most
 a terabyte, so the text events take from the database counts against `max_bytes`
 (`PERFDASH_MAX_DECOMPRESSED_BYTES`), as decompressed bytes do for files.
 
-Public surface: `open_upload`, `check_tables`, `TextBudget`, `MAX_VALUE_BYTES`.
+The large tables of an nsys export are also read through ADBC into Arrow (`open_arrow`):
+the same read-only URI, `query_only`, `trusted_schema = 0`, and no extension loading (the
+driver enables it only when asked). ADBC cannot set `SQLITE_LIMIT_LENGTH`, so what it reads
+must be integer columns only, or text whose length the reader checks itself
+(`ingest.parsers._nsys_arrow`); strings by id still come through the capped sqlite3
+connection, and the tables it reads are the ones `check_tables` checked.
+
+Public surface: `open_upload`, `open_arrow`, `check_tables`, `TextBudget`, `MAX_VALUE_BYTES`.
 """
 
 from __future__ import annotations
@@ -22,6 +29,9 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote
+
+import adbc_driver_sqlite.dbapi as adbc_sqlite
+from adbc_driver_manager.dbapi import Connection as AdbcConnection
 
 from ingest.errors import ParseError
 from ingest.events import Event, EventBlock
@@ -43,8 +53,9 @@ def open_upload(path: Path, *, immutable: bool = False, timeout: float = 5.0) ->
     Raises:
         sqlite3.Error: the file cannot be opened (callers word it for their format).
     """
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro{'&immutable=1' if immutable else ''}"
-    conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
+    conn = sqlite3.connect(
+        _uri(path, immutable), uri=True, timeout=timeout, check_same_thread=False
+    )
     try:
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
         conn.execute("PRAGMA query_only = 1")
@@ -53,6 +64,32 @@ def open_upload(path: Path, *, immutable: bool = False, timeout: float = 5.0) ->
         conn.close()
         raise
     return conn
+
+
+def open_arrow(path: Path, *, immutable: bool = False, timeout: float = 5.0) -> AdbcConnection:
+    """The same file through ADBC's SQLite driver (Arrow out), opened as `open_upload` opens it
+    but without the cap on value lengths (see the module docstring).
+
+    Raises:
+        adbc_driver_manager.Error: the file cannot be opened.
+    """
+    conn = adbc_sqlite.connect(_uri(path, immutable))
+    try:
+        with conn.cursor() as cur:
+            for pragma in (
+                "query_only = 1",
+                "trusted_schema = 0",
+                f"busy_timeout = {timeout * 1000:.0f}",
+            ):
+                cur.execute(f"PRAGMA {pragma}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _uri(path: Path, immutable: bool) -> str:
+    return f"file:{quote(str(path.resolve()))}?mode=ro{'&immutable=1' if immutable else ''}"
 
 
 def check_tables(
@@ -128,17 +165,27 @@ class TextBudget:
         self.max_bytes, self.source, self.used = max_bytes, source, 0
 
     def take(self, item: Event | EventBlock, table: str) -> None:
-        """Count one event's or block's text.
+        """Count one event's or block's text (a block's names; its readers `add` the text
+        their args took from the database).
 
         Raises:
             ParseError: the total passed `max_bytes`; the location names the table.
         """
         if isinstance(item, EventBlock):
-            self.used += sum(map(len, item.name))
-        else:
-            self.used += len(item.name)
-            if item.args:
-                self.used += sum(len(v) for v in item.args.values() if type(v) is str)
+            self.add(sum(map(len, item.name)), table)
+            return
+        used = len(item.name)
+        if item.args:
+            used += sum(len(v) for v in item.args.values() if type(v) is str)
+        self.add(used, table)
+
+    def add(self, chars: int, table: str) -> None:
+        """Count `chars` characters of text read from `table`.
+
+        Raises:
+            ParseError: the total passed `max_bytes`; the location names the table.
+        """
+        self.used += chars
         if self.used > self.max_bytes:
             raise ParseError(
                 f"the text read from the database passes the {self.max_bytes}-byte limit "

@@ -9,7 +9,8 @@ and the GPUs (``TARGET_INFO_GPU``, by CUDA ordinal, ``peak_dram_bytes_per_s`` fr
 ``memoryBandwidth``). Times stay on the session's timeline (ns from capture start); the
 wall-clock start is ``metadata["session_start_utc_ns"]``.
 
-The upload is opened read-only and never modified. ``TARGET_INFO_SYSTEM_ENV`` and
+The upload is opened read-only and never modified, through sqlite3 and, for the large tables,
+ADBC's SQLite driver (`ingest.parsers._sqlite`). ``TARGET_INFO_SYSTEM_ENV`` and
 ``META_DATA_CAPTURE`` (environment variables) are never read. An ``.nsys-rep`` is exported
 to sqlite first when the worker has ``nsys`` (`ingest.tools.ExternalTools`); otherwise the
 error gives the command.
@@ -21,11 +22,14 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from adbc_driver_manager import Error as AdbcError
+
 from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceHeader
+from ingest.parsers import _nsys_arrow as arrow
 from ingest.parsers import _nsys_events as tables
 from ingest.parsers import _nsys_schema as schema
-from ingest.parsers._sqlite import TextBudget, check_tables
+from ingest.parsers._sqlite import TextBudget, check_tables, open_arrow
 from ingest.tools import (
     ExternalTools,
     export_nsys_sqlite,
@@ -35,15 +39,16 @@ from ingest.tools import (
 )
 
 _PROGRESS_MASK = (1 << 16) - 1  # update progress every 65,536 rows
-_Reader = Callable[[sqlite3.Connection, set[str], ParseReport], Iterator[Event | EventBlock]]
+_Reader = Callable[[arrow.Source, set[str]], Iterator[Event | EventBlock]]
+# The large tables as Arrow batches (`_nsys_arrow`), the small one row by row.
 READERS: dict[str, _Reader] = {
-    tables.KERNEL: lambda c, cols, _r: tables.kernels(c, cols),
-    tables.MEMCPY: lambda c, cols, _r: tables.memcpys(c, cols),
-    tables.MEMSET: lambda c, cols, _r: tables.memsets(c, cols),
-    tables.SYNC: lambda c, cols, _r: tables.syncs(c, cols),
-    tables.RUNTIME: tables.runtime_calls,
-    tables.NVTX: tables.nvtx_ranges,
-    tables.GRAPH_NODES: lambda c, cols, _r: tables.graph_nodes(c, cols),
+    tables.KERNEL: arrow.kernels,
+    tables.MEMCPY: arrow.memcpys,
+    tables.MEMSET: arrow.memsets,
+    tables.SYNC: arrow.syncs,
+    tables.RUNTIME: arrow.runtime_calls,
+    tables.NVTX: arrow.nvtx_ranges,
+    tables.GRAPH_NODES: lambda src, cols: tables.graph_nodes(src.conn, cols),
 }
 
 
@@ -67,7 +72,8 @@ def parse(
 
     Returns:
         The trace header and an iterator over normalised events (the runtime and driver
-        calls, most of a large export, as `EventBlock` columns).
+        calls, kernels, copies, memsets, syncs and NVTX ranges, read through ADBC into Arrow
+        (`ingest.parsers._nsys_arrow`), as `EventBlock` columns).
 
     Raises:
         UnsupportedFormatError: not an nsys export (the message names the missing tables),
@@ -83,7 +89,7 @@ def parse(
         remove_workdir(workdir)
         raise
     report.bytes_total = path.stat().st_size
-    return header, _events(conn, plan, report, source, workdir, max_bytes)
+    return header, _events(path, conn, plan, report, source, workdir, max_bytes)
 
 
 def _prepare(
@@ -123,6 +129,7 @@ def _prepare(
 
 
 def _events(
+    path: Path,
     conn: sqlite3.Connection,
     plan: list[tuple[str, set[str]]],
     report: ParseReport,
@@ -135,15 +142,19 @@ def _events(
     Progress (`report.bytes_done`) is the file size times the share of rows read so far.
     The text the events took from the database stops at `max_bytes` (`TextBudget`).
     """
+    aconn = None
     try:
         table = "the row counts"
         try:
             rows = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t, _ in plan}
             total, done = sum(rows.values()) or 1, 0
             budget = TextBudget(max_bytes, source)
+            table = "the database (through ADBC)"
+            aconn = open_arrow(path, timeout=schema.LOCK_TIMEOUT_S)
+            src = arrow.Source(conn, aconn, arrow.Strings(conn), report, budget)
             for table, cols in plan:
                 i = 0
-                for item in READERS[table](conn, cols, report):
+                for item in READERS[table](src, cols):
                     if isinstance(item, EventBlock):
                         report.bytes_done = report.bytes_total * (done + i) // total
                         i += len(item)
@@ -154,7 +165,8 @@ def _events(
                     budget.take(item, table)
                     yield item
                 done += rows[table]
-        except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
+        except (sqlite3.Error, UnicodeDecodeError, arrow.Unreadable, AdbcError) as e:
+            # corrupt TEXT is not UTF-8
             raise schema.sqlite_error(e, source, f"reading {table}") from e
         except ParseError:
             raise
@@ -166,5 +178,7 @@ def _events(
             ) from e
         report.bytes_done = report.bytes_total
     finally:
+        if aconn is not None:
+            aconn.close()
         conn.close()
         remove_workdir(workdir)

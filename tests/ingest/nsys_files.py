@@ -11,10 +11,12 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from tests.conftest import CORPUS
+
 DATA = Path(__file__).resolve().parents[1] / "data"
 NSYS = DATA / "nsys"
 NCU = DATA / "ncu"
-CORPUS_H200 = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "h200"
+CORPUS_H200 = CORPUS / "h200"
 FIXTURES = ("train_step", "copies", "nccl_2gpu")
 
 
