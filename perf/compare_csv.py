@@ -144,6 +144,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--old", default=OLD_REV, help="git revision of the old parsers")
+    parser.add_argument("--new", help="time this git revision as the new side (default: the tree)")
     parser.add_argument("--mutants", type=int, default=0)
     parser.add_argument("--time", type=Path, help="time parse-only on this file instead")
     parser.add_argument("--repeat", type=int, default=3)
@@ -157,7 +158,8 @@ def main() -> int:
         tmp = Path(tmp_name)
         old = old_tree(args.old, tmp / "old", as_is=True)
         if args.time:
-            timing(args.time.resolve(), old, args.repeat)
+            new = old_tree(args.new, tmp / "new", as_is=True) if args.new else REPO
+            timing(args.time.resolve(), old, args.repeat, new=new)
             return 0
         files = [f.resolve() for f in args.files] or csv_files()
         (tmp / "mutants").mkdir()

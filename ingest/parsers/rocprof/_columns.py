@@ -10,7 +10,7 @@ caller yields the rows before it, then raises `error()`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -94,13 +94,34 @@ class Columns:
         column = self._column(name)
         return [default] * len(self) if column is None else column.to_pylist()
 
-    def ints(self, name: str, *, required: bool = False) -> list[int | None]:
-        """The column as integers (`cell_int`'s rules); an empty cell is bad if `required`."""
-        return self._convert(name, pa.int64(), _PLAIN_INT, cell_int, required)
+    def ints(
+        self, name: str, *, required: bool = False, when: Sequence[bool] | None = None
+    ) -> list[int | None]:
+        """The column as integers (`cell_int`'s rules); an empty cell is bad if `required`.
+
+        `when`: the rows where the row reader would have read this cell at all (an
+        ``a or b`` fallback); a bad cell elsewhere is not an error (its value is None).
+        """
+        return self._convert(name, pa.int64(), _PLAIN_INT, cell_int, required, when)
 
     def floats(self, name: str) -> list[float | None]:
         """The column as floats (`cell_float`'s rules)."""
-        return self._convert(name, pa.float64(), _PLAIN_FLOAT, cell_float, False)
+        return self._convert(name, pa.float64(), _PLAIN_FLOAT, cell_float, False, None)
+
+    def span(self, start: str, end: str) -> tuple[list[int], list[int]]:
+        """Start and duration from two required time columns; an end before its start is
+        bad (`v3_csv._span`'s message). Rows from `cut` on hold placeholders."""
+        starts = self.ints(start, required=True)
+        ends = self.ints(end, required=True)
+        self.flag_first(
+            [s is not None and e is not None and e < s for s, e in zip(starts, ends, strict=True)],
+            lambda i: f"record ends before it starts ({starts[i]} > {ends[i]})",
+        )
+        durations = [
+            e - s if s is not None and e is not None else 0
+            for s, e in zip(starts, ends, strict=True)
+        ]
+        return [s or 0 for s in starts], durations
 
     def _convert(
         self,
@@ -109,6 +130,7 @@ class Columns:
         plain: str,
         reference: Callable[[str, str], tuple[Any, str]],
         required: bool,
+        when: Sequence[bool] | None,
     ) -> list[Any]:
         self._checks += 1
         column = self._column(name)
@@ -124,7 +146,7 @@ class Columns:
             others = pc.indices_nonzero(pc.invert(fast))
             for i, raw in zip(others.to_pylist(), column.take(others).to_pylist(), strict=True):
                 values[i], message = reference(raw, name)
-                if message:
+                if message and (when is None or when[i]):
                     self.flag(i, message, new_check=False)
         if required:
             missing = next((i for i, v in enumerate(values) if v is None), None)
@@ -145,6 +167,15 @@ class Columns:
         row = next((i for i, b in enumerate(bad) if b), None)
         if row is not None:
             self.flag(row, message(row), new_check=False)
+
+    def runs(self, kinds: Sequence[Any]) -> Iterator[tuple[Any, int, int]]:
+        """``(kind, first, stop)`` for each run of equal kinds among the rows before `cut`:
+        an `EventBlock` holds one kind, so a table of mixed kinds becomes several, in order."""
+        first = 0
+        for i in range(1, self.cut + 1):
+            if i == self.cut or kinds[i] != kinds[first]:
+                yield kinds[first], first, i
+                first = i
 
     @property
     def cut(self) -> int:

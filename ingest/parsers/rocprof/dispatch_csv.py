@@ -14,7 +14,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from ingest.events import Event, EventBlock, EventKind
-from ingest.parsers.rocprof._common import Devices, kernel_args, mark_communication
+from ingest.parsers.rocprof._common import (
+    Devices,
+    communication_flags,
+    kernel_args,
+    kernel_args_columns,
+    mark_communication,
+)
 from ingest.parsers.rocprof._csv import Columns, CsvError, CsvTable, Row
 from ingest.parsers.rocprof.compute import roofline_args
 
@@ -116,7 +122,22 @@ def dispatch_block(chunk: Columns, cols: DispatchColumns, devices: Devices) -> E
     n = chunk.cut
     for index in dict.fromkeys(gpu[:n]):
         devices.see(index)
-    args = [_args(i, ints, queue[i], counters, name[i]) for i in range(n)]
+    ones = [1] * n
+    sizes = [[v if v is not None else 0 for v in ints[k][:n]] for k in ("grid", "workgroup")]
+    extra = {"queue": queue[:n], "queue_index": ints["queue_index"][:n],
+             "dispatch_id": ints["index"][:n]}  # fmt: skip
+    for key, arg in (("lds", "lds_bytes"), ("scratch", "scratch_bytes"), ("arch_vgpr", None),
+                     ("accum_vgpr", None), ("sgpr", None), ("wave_size", None)):  # fmt: skip
+        extra[arg or key] = ints[key][:n]
+    args = kernel_args_columns((sizes[0], ones, ones), (sizes[1], ones, ones), extra)
+    communication = communication_flags(name[:n])
+    for row_args, found, comm in zip(args, counters, communication, strict=False):
+        if found:
+            row_args.update(roofline_args(found))
+            if len(found) <= MAX_KEPT_COUNTERS:
+                row_args["counters"] = found
+        if comm:
+            row_args["communication"] = True
     return EventBlock(
         kind=EventKind.KERNEL,
         name=name[:n],
@@ -143,36 +164,6 @@ def _counter_columns(chunk: Columns, columns: list[str]) -> list[dict[str, Any]]
             if value is not None:
                 row[column] = int(value) if value.is_integer() else value
     return out
-
-
-def _args(
-    i: int,
-    ints: dict[str, list[int | None]],
-    queue: int | None,
-    counters: list[dict[str, Any]],
-    name: str,
-) -> dict[str, Any]:
-    grid, workgroup = ints["grid"][i], ints["workgroup"][i]
-    args = kernel_args(
-        (grid if grid is not None else 0, 1, 1),
-        (workgroup if workgroup is not None else 0, 1, 1),
-        queue=queue,
-        queue_index=ints["queue_index"][i],
-        dispatch_id=ints["index"][i],
-        lds_bytes=ints["lds"][i],
-        scratch_bytes=ints["scratch"][i],
-        arch_vgpr=ints["arch_vgpr"][i],
-        accum_vgpr=ints["accum_vgpr"][i],
-        sgpr=ints["sgpr"][i],
-        wave_size=ints["wave_size"][i],
-    )
-    found = counters[i]
-    if found:
-        args.update(roofline_args(found))
-        if len(found) <= MAX_KEPT_COUNTERS:
-            args["counters"] = found
-    mark_communication(name, args)
-    return args
 
 
 def dispatch_event(row: Row, cols: DispatchColumns, devices: Devices) -> Event:
