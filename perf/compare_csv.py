@@ -15,8 +15,10 @@ PERFDASH_TEST_CORPUS set, the corpus's rocprof_v1/, rocprofv3/ and h200/ CSVs, p
 `--mutants N` damaged copies of small ones (truncated, bytes replaced by CSV-significant
 characters, NUL, invalid UTF-8, a BOM, a quote opened and never closed, cells removed).
 
-`--time FILE`: parse-only time (drain `parse_file(FILE).events`), old and new alternating,
-each run in a fresh process; prints the median of `--repeat` runs (`compare_kineto.timing`).
+`--time FILE`: parse-only time on the ingest's path (drain `parse_file(FILE).items`, the
+blocks not turned into `Event`s), old and new alternating, each run in a fresh process;
+prints the median of `--repeat` runs (`compare_kineto.timing`); `--new REV` times a commit
+instead of the working tree.
 `--make-large PATH --rows N`: write a rocprof v1 results.csv of N dispatches for timing.
 """
 
@@ -31,7 +33,21 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import compare_kineto
 from compare_kineto import REPO, compare, dump, old_tree, timing
+
+# Parse-only time on the ingest's path: drain `items` (blocks counted by their rows).
+compare_kineto._TIME_CHILD = r"""
+import json, sys, time
+from pathlib import Path
+from ingest import parse_file
+from ingest.events import EventBlock
+path = Path(sys.argv[1])
+t0, c0 = time.perf_counter(), time.process_time()
+n = sum(len(i) if isinstance(i, EventBlock) else 1 for i in parse_file(path).items)
+print(json.dumps({"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
+                  "events": n}))
+"""
 
 OLD_REV = "e8f1e3f"  # main before the pyarrow CSV readers
 _NAMES = (

@@ -155,7 +155,7 @@ def test_ragged_rows_are_padded_or_cut(tmp_path: Path) -> None:
 def test_empty_and_header_only_files(tmp_path: Path) -> None:
     empty = open_table(write(tmp_path, b"", "e.csv"), max_bytes=1 << 20, source="e.csv")
     assert empty.header == [] and list(empty.rows()) == []
-    with pytest.raises(IngestError, match="empty_kernel_trace.csv"):
+    with pytest.raises(IngestError, match=r"empty_kernel_trace\.csv"):
         kernels(write(tmp_path, b"", "empty_kernel_trace.csv"))
     parsed = parse_file(write(tmp_path, HEADER + "\n"))
     assert list(parsed.events) == []
