@@ -63,13 +63,25 @@ class _Chunks(io.RawIOBase):
         return n
 
 
+def text_chunks(path: Path, size: int = 1 << 22) -> Iterator[bytes]:
+    """The file's bytes with every invalid UTF-8 sequence replaced by U+FFFD, as
+    ``open(path, encoding="utf-8", errors="replace")`` reads it."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    with path.open("rb") as f:
+        while chunk := f.read(size):
+            yield decoder.decode(chunk).encode()
+        yield decoder.decode(b"", final=True).encode()
+
+
 @dataclass(slots=True)
 class Piece:
     """Consecutive data rows: one string array per header column, and the record number of
-    the first row (the header is record 1; blank lines count)."""
+    the first row (the header is record 1; blank lines count). A row whose cell count
+    differs from the header's comes alone, padded or cut, with its own count in `width`."""
 
     columns: list[pa.Array]
     first: int
+    width: int | None = None
 
     def __len__(self) -> int:
         return len(self.columns[0]) if self.columns else 0
@@ -84,6 +96,11 @@ class CsvSource:
         source: the file name errors quote.
         error: the `ParseError` class raised (callers keep their own error types).
         start: byte offset of the header (ncu files have a preamble before it).
+        start_line: the header's line number.
+        as_text: read the file as ncu's reader did, as plain text (no gunzip) with bytes
+            that are not UTF-8 replaced by U+FFFD (`text_chunks`), instead of refusing them.
+        header: the header as the caller read it (its cell count is the row width), when
+            not the first CSV record at `start`.
     """
 
     def __init__(
@@ -95,10 +112,13 @@ class CsvSource:
         error: type[ParseError] = CsvError,
         start: int = 0,
         start_line: int = 1,
+        as_text: bool = False,
+        header: list[str] | None = None,
     ) -> None:
         self.path, self.max_bytes, self.source = path, max_bytes, source
         self.error_type, self.start, self.start_line = error, start, start_line
-        self.raw_header = self._read_header()
+        self.as_text = as_text
+        self.raw_header = self._read_header() if header is None else header
         self.header = [h.strip().lstrip("\ufeff") for h in self.raw_header]
 
     def error(self, message: str, record: int | None = None) -> ParseError:
@@ -107,8 +127,11 @@ class CsvSource:
         return self.error_type(message, source=self.source, location=f"line {line}")
 
     def _stream(self) -> io.BufferedIOBase:
-        stream = ByteStream(self.path, max_bytes=self.max_bytes, source=self.source)
-        reader = io.BufferedReader(_Chunks(stream.chunks()), buffer_size=1 << 20)
+        if self.as_text:
+            chunks = text_chunks(self.path)
+        else:
+            chunks = ByteStream(self.path, max_bytes=self.max_bytes, source=self.source).chunks()
+        reader = io.BufferedReader(_Chunks(chunks), buffer_size=1 << 20)
         if self.start:
             reader.read(self.start)
         return reader
@@ -119,10 +142,7 @@ class CsvSource:
         try:
             text = codecs.getincrementaldecoder("utf-8-sig")().decode(head)
         except UnicodeDecodeError as e:
-            if self.error_type is not CsvError and self.start:
-                text = head.decode("utf-8", errors="replace")
-            else:
-                raise self._not_utf8(e.start) from e
+            raise self._not_utf8(e.start) from e
         try:
             return next(csv.reader(io.StringIO(text, newline="")), [])
         except csv.Error as e:
@@ -205,8 +225,9 @@ class CsvSource:
                     number, text = ragged.popleft()
                     if number < record:
                         raise self.error("the CSV has a row pyarrow could not place")
-                    cells = self._cells(text, width)
-                    piece = Piece([pa.array([c], pa.string()) for c in cells], number)
+                    cells = next(csv.reader(io.StringIO(text, newline="")), [])
+                    full = (cells + [""] * width)[:width]
+                    piece = Piece([pa.array([c], pa.string()) for c in full], number, len(cells))
                 else:
                     stop = ragged[0][0] - record if ragged else rows - i
                     n = min(rows - i, stop)
@@ -218,15 +239,10 @@ class CsvSource:
                     i += n
                 record = piece.first + len(piece)
                 if piece.first == 1:  # the header itself
-                    piece = Piece([c.slice(1) for c in piece.columns], 2)
+                    piece = Piece([c.slice(1) for c in piece.columns], 2, piece.width)
                 if len(piece):
                     self._check_limit(piece)
                     yield piece
-
-    @staticmethod
-    def _cells(text: str, width: int) -> list[str]:
-        cells = next(csv.reader(io.StringIO(text, newline="")), [])
-        return (cells + [""] * width)[:width]
 
     def _check_limit(self, piece: Piece) -> None:
         for column in piece.columns:
@@ -269,6 +285,20 @@ class CsvSource:
                     return self.start + done - pending + e.start
                 done += len(chunk)
         return None
+
+    def field_counts(self, records: set[int]) -> dict[int, int]:
+        """How many cells the csv module reads in each of these records (pyarrow reads an
+        empty line as a row of empty cells; the csv module as no cells)."""
+        out: dict[int, int] = {}
+        with self._stream() as stream:
+            binary = cast(IO[bytes], stream)
+            text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="replace", newline="")
+            for n, cells in enumerate(csv.reader(text), start=1):
+                if n in records:
+                    out[n] = len(cells)
+                    if len(out) == len(records):
+                        break
+        return out
 
     def line_of(self, record: int) -> int:
         """The line (as `csv.reader.line_num` counts) where record number `record` ends."""

@@ -8,6 +8,7 @@ import gzip
 import io
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -191,3 +192,62 @@ def test_over_the_size_cap(tmp_path: Path) -> None:
     path = write(tmp_path, "\n".join([HEADER, *(row(i) for i in range(200))]))
     with pytest.raises(ParseError, match="limit"):
         list(parse_file(path, max_bytes=4096).events)
+
+
+NCU_RAW = Path(__file__).parents[1] / "data" / "ncu" / "gemm_elementwise_raw.csv"
+NCU_DETAILS = Path(__file__).parents[1] / "data" / "ncu" / "gemm_elementwise_details.csv"
+
+
+def ncu_lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def ncu_events(tmp_path: Path, lines: list[str], name: str = "k.csv") -> tuple[list[str], Any]:
+    parsed = parse_file(write(tmp_path, "\n".join(lines) + "\n", name))
+    return [e.name for e in parsed.events], parsed.report
+
+
+def test_ncu_raw_skips_ragged_and_empty_lines_naming_them(tmp_path: Path) -> None:
+    lines = ncu_lines(NCU_RAW)
+    header = lines.index(next(x for x in lines if x.startswith('"ID"')))
+    width = len(next(csv.reader([lines[header]])))
+    rows = [*lines[: header + 3], "", '"9","1"', *lines[header + 3 :]]
+    names, report = ncu_events(tmp_path, rows)
+    assert len(names) == len(lines) - header - 2
+    assert report.warnings[-2:] == [
+        f"line {header + 4}: 0 fields where the header has {width}",
+        f"line {header + 5}: 2 fields where the header has {width}",
+    ]
+
+
+def test_ncu_invalid_utf8_nul_and_bom_are_read_as_text(tmp_path: Path) -> None:
+    """The line reader replaced bytes that are not UTF-8; kernel names keep NUL bytes."""
+    data = NCU_RAW.read_bytes().replace(b"nvjet", b"nv\xffj\x00et", 1)
+    parsed = parse_file(write(tmp_path, data, "k.csv"))
+    names = [e.name for e in parsed.events]
+    assert any("nv\ufffdj\x00et" in n for n in names)
+
+
+def test_ncu_a_quote_never_closed_leaves_one_short_row(tmp_path: Path) -> None:
+    lines = ncu_lines(NCU_RAW)
+    names, report = ncu_events(tmp_path, [*lines, '"99","1","never closed'])
+    assert len(names) == len([x for x in lines if x.startswith('"')]) - 2
+    assert report.skipped == 1 and "3 fields where the header has" in report.warnings[-1]
+
+
+def test_ncu_huge_field_and_many_columns(tmp_path: Path) -> None:
+    lines = ncu_lines(NCU_RAW)
+    header = lines.index(next(x for x in lines if x.startswith('"ID"')))
+    wide = [f"{x},{','.join(['1'] * 5000)}" for x in lines[header:]]
+    wide[0] = lines[header] + "," + ",".join(f'"extra{i}"' for i in range(5000))
+    names, report = ncu_events(tmp_path, [*lines[:header], *wide])
+    assert names and any("ignored unknown column(s): extra0" in w for w in report.warnings)
+    huge = [*lines[: header + 2], lines[header + 2].replace("nvjet", "n" * 300_000, 1)]
+    with pytest.raises(ParseError, match=r"field larger than field limit .*k\.csv, line"):
+        ncu_events(tmp_path, [*huge, *lines[header + 3 :]])
+
+
+def test_ncu_details_truncated_mid_row(tmp_path: Path) -> None:
+    lines = ncu_lines(NCU_DETAILS)
+    names, report = ncu_events(tmp_path, [*lines[:-1], ",".join(lines[-1].split(",")[:5])])
+    assert names and report.skipped == 1
