@@ -23,6 +23,7 @@ import io
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -218,7 +219,7 @@ class CsvSource:
     ) -> Iterator[Piece]:
         """Batch rows and re-read ragged rows, in record order, the header left out."""
         record = 1  # the next record's number
-        for columns in (*batches, None):
+        for columns in chain(batches, [None]):
             rows, i = (len(columns[0]) if columns else 0), 0
             while i < rows or (ragged and (columns is None or ragged[0][0] == record)):
                 if ragged and (ragged[0][0] == record or i >= rows):
