@@ -103,13 +103,12 @@ class CsvTable:
                 location="line 1",
             )
 
-    def chunks(self, names: Iterable[str] | None = None) -> Iterator[Columns]:
-        """Data rows as column blocks, blank rows left out; `names` limits what is read.
+    def chunks(self) -> Iterator[Columns]:
+        """Data rows as column blocks, blank rows left out.
 
-        A row is blank when every cell of it is whitespace, so every column is read to
-        decide that: `names` is a hint for callers that read wide files.
+        Every column is read (no `include_columns`): a row is blank, and skipped, when
+        every one of its cells is whitespace, the csv reader's rule.
         """
-        del names  # blank rows are judged on every cell (the csv reader's rule)
         for piece in self.csv.pieces():
             columns = _non_blank(piece)
             if columns is not None:
