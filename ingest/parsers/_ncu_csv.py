@@ -7,7 +7,7 @@
 
 Whatever the shape, a `Launch` holds identification strings, numeric metrics in base units
 (ns for times) and non-numeric metric text. pyarrow reads the rows in bounded blocks
-(`CsvSource`); numbers are converted a column at a time (`_numbers`), launches built per row.
+(`CsvSource`); numbers are converted for all columns at once (`_numbers`), launches built per row.
 """
 
 from __future__ import annotations
@@ -158,31 +158,35 @@ def _rows(
 
 def _metric_columns(
     piece: Piece, metric_cols: list[tuple[int, str]]
-) -> list[tuple[int, str, list[str], list[float | None]]]:
-    """Each metric column's cells and numbers, converted in one pass over all of them."""
+) -> list[tuple[int, str, list[float | None], dict[int, str]]]:
+    """Each metric column's numbers and its non-numeric text by row, converted in one pass
+    over all of them (wide pages have ~1,500 columns)."""
     n = len(piece)
     if not metric_cols or not n:
-        return [(i, h, [""] * n, [None] * n) for i, h in metric_cols]
-    cells = pa.concat_arrays([piece.columns[i] for i, _ in metric_cols])
-    raw, values = cells.to_pylist(), _numbers(cells)
-    return [
-        (i, h, raw[k * n : (k + 1) * n], values[k * n : (k + 1) * n])
-        for k, (i, h) in enumerate(metric_cols)
+        return [(i, h, [None] * n, {}) for i, h in metric_cols]
+    values, texts = _numbers(pa.concat_arrays([piece.columns[i] for i, _ in metric_cols]))
+    out: list[tuple[int, str, list[float | None], dict[int, str]]] = [
+        (i, h, values[k * n : (k + 1) * n], {}) for k, (i, h) in enumerate(metric_cols)
     ]
+    for at, text in texts.items():
+        out[at // n][3][at % n] = text
+    return out
 
 
-def _numbers(column: pa.Array) -> list[float | None]:
-    """`number` for every cell: plain decimals cast by pyarrow, the rest in Python."""
+def _numbers(column: pa.Array) -> tuple[list[float | None], dict[int, str]]:
+    """`number` for every cell (plain decimals cast by pyarrow, the rest in Python), and the
+    cells that are no number but not empty, by index."""
     trimmed = pc.utf8_trim(column, WHITESPACE)
     fast = pc.match_substring_regex(trimmed, _PLAIN_NUMBER)
-    if pc.all(fast).as_py():
-        values: list[float | None] = pc.cast(trimmed, pa.float64()).to_pylist()
-        return values
-    values = pc.cast(pc.if_else(fast, trimmed, None), pa.float64()).to_pylist()
+    plain = pc.if_else(fast, trimmed, None)
+    values: list[float | None] = pc.cast(plain, pa.float64()).to_pylist()
+    texts: dict[int, str] = {}
     others = pc.indices_nonzero(pc.invert(fast))
     for i, raw in zip(others.to_pylist(), column.take(others).to_pylist(), strict=True):
         values[i] = number(raw)
-    return values
+        if values[i] is None and raw:
+            texts[i] = raw
+    return values, texts
 
 
 def _warn_unknown(header: list[str], known: frozenset[str], report: ParseReport) -> None:
@@ -206,14 +210,14 @@ def _raw(src: CsvSource, header: list[str], line_no: int, report: ParseReport) -
                 report.skip(f"line {line}: {width} fields where the header has {len(header)}")
                 continue
             if not first[r] and not factors:  # the units row under the header
-                factors = {i: unit_factor(raw[r]) or 1.0 for i, _, raw, _ in metrics}
+                factors = {i: unit_factor(texts.get(r, "")) or 1.0 for i, _, _, texts in metrics}
                 continue
             launch = Launch(ids={h: v[r] for h, v in id_values}, where=f"line {line}")
-            for i, name, raw, values in metrics:
+            for i, name, values, texts in metrics:
                 value = values[r]
                 if value is None:
-                    if raw[r]:
-                        launch.text[name] = raw[r]
+                    if r in texts:
+                        launch.text[name] = texts[r]
                 else:
                     launch.metrics[name] = value * factors.get(i, 1.0)
             yield launch
