@@ -74,6 +74,25 @@ def text_chunks(path: Path, size: int = 1 << 22) -> Iterator[bytes]:
         yield decoder.decode(b"", final=True).encode()
 
 
+def _options(names: list[str], wanted: list[int], on_invalid: Any) -> dict[str, Any]:
+    """`pyarrow.csv.open_csv`'s options: every cell a string (empty, never null), bounded
+    blocks, one thread (records are numbered in file order), ragged rows to `on_invalid`."""
+    return {
+        "read_options": pacsv.ReadOptions(
+            column_names=names, block_size=BLOCK_SIZE, use_threads=False
+        ),
+        "parse_options": pacsv.ParseOptions(
+            newlines_in_values=True, ignore_empty_lines=False, invalid_row_handler=on_invalid
+        ),
+        "convert_options": pacsv.ConvertOptions(
+            column_types=dict.fromkeys(names, pa.string()),
+            include_columns=[names[i] for i in wanted],
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        ),
+    }
+
+
 @dataclass(slots=True)
 class Piece:
     """Consecutive data rows: one string array per header column, and the record number of
@@ -169,23 +188,7 @@ class CsvSource:
 
         stream = self._stream()
         try:
-            reader = self._open(
-                stream,
-                read_options=pacsv.ReadOptions(
-                    column_names=names, block_size=BLOCK_SIZE, use_threads=False
-                ),
-                parse_options=pacsv.ParseOptions(
-                    newlines_in_values=True,
-                    ignore_empty_lines=False,
-                    invalid_row_handler=on_invalid,
-                ),
-                convert_options=pacsv.ConvertOptions(
-                    column_types=dict.fromkeys(names, pa.string()),
-                    include_columns=[names[i] for i in wanted],
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                ),
-            )
+            reader = self._open(stream, **_options(names, wanted, on_invalid))
             if reader is None:
                 return
             yield from self._merge(self._batches(reader), ragged, wanted, width)

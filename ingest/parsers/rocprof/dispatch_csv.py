@@ -122,6 +122,30 @@ def dispatch_block(chunk: Columns, cols: DispatchColumns, devices: Devices) -> E
     n = chunk.cut
     for index in dict.fromkeys(gpu[:n]):
         devices.see(index)
+    args = _block_args(n, ints, queue, counters, name)
+    return EventBlock(
+        kind=EventKind.KERNEL,
+        name=name[:n],
+        start_ns=start[:n],  # type: ignore[arg-type]  # checked: no None before the cut
+        dur_ns=[e - s for s, e in zip(start[:n], end[:n], strict=True)],  # type: ignore[operator]
+        device=gpu[:n],
+        stream=queue[:n],
+        pid=pid[:n],
+        tid=tid[:n],
+        correlation=corr[:n],
+        args=args,
+    )
+
+
+def _block_args(
+    n: int,
+    ints: dict[str, list[int | None]],
+    queue: list[int | None],
+    counters: list[dict[str, Any]],
+    name: list[str],
+) -> list[dict[str, Any]]:
+    """The first `n` rows' args: launch sizes, then counters and their roofline, then the
+    communication mark (`dispatch_event`'s keys, in its order)."""
     ones = [1] * n
     sizes = [[v if v is not None else 0 for v in ints[k][:n]] for k in ("grid", "workgroup")]
     extra = {"queue": queue[:n], "queue_index": ints["queue_index"][:n],
@@ -138,18 +162,7 @@ def dispatch_block(chunk: Columns, cols: DispatchColumns, devices: Devices) -> E
                 row_args["counters"] = found
         if comm:
             row_args["communication"] = True
-    return EventBlock(
-        kind=EventKind.KERNEL,
-        name=name[:n],
-        start_ns=start[:n],  # type: ignore[arg-type]  # checked: no None before the cut
-        dur_ns=[e - s for s, e in zip(start[:n], end[:n], strict=True)],  # type: ignore[operator]
-        device=gpu[:n],
-        stream=queue[:n],
-        pid=pid[:n],
-        tid=tid[:n],
-        correlation=corr[:n],
-        args=args,
-    )
+    return args
 
 
 def _opts(chunk: Columns, key: str, cols: DispatchColumns) -> list[int | None]:
