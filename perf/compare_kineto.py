@@ -279,12 +279,12 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> tuple[int, Counter[str]
     return differ, intended
 
 
-def timing(path: Path, old: Path, repeat: int) -> None:
+def timing(path: Path, old: Path, repeat: int, new: Path = REPO) -> None:
     runs: dict[str, list[float]] = {"old": [], "new": []}
     cpu: dict[str, list[float]] = {"old": [], "new": []}
     load_before = os.getloadavg()
     for _ in range(repeat):
-        for side, root in (("old", old), ("new", REPO)):
+        for side, root in (("old", old), ("new", new)):
             env = {**os.environ, "PYTHONPATH": str(root)}
             out = subprocess.run(
                 [PYTHON, "-c", _TIME_CHILD, str(path)],

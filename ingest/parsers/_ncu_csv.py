@@ -6,7 +6,8 @@
 - ``--print-summary per-kernel``: long, one row per (kernel, metric) with min/max/average.
 
 Whatever the shape, a `Launch` holds identification strings, numeric metrics in base units
-(ns for times) and non-numeric metric text. The file is read line by line.
+(ns for times) and non-numeric metric text. pyarrow reads the rows in bounded blocks
+(`CsvSource`); numbers are converted for all columns at once (`_numbers`), launches built per row.
 """
 
 from __future__ import annotations
@@ -15,12 +16,16 @@ import csv
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import chain
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from ingest.errors import ParseError
 from ingest.events import ParseReport
+from ingest.parsers._csv_arrow import WHITESPACE, CsvSource, Piece
 from ingest.parsers._ncu_metrics import number, unit_factor, unit_kind
 
 Metrics = Mapping[str, float]
@@ -56,6 +61,7 @@ LABELS: dict[tuple[str, str], str] = {
 _METRIC_NAME = re.compile(r"^[a-z][a-z0-9]*__[A-Za-z0-9_.]+$|^derived_[A-Za-z0-9_.]+$")
 _HEADER_STARTS = ('"ID",', '"Process ID",', "ID,", "Process ID,")
 _MAX_PREAMBLE_LINES = 100_000
+_PLAIN_NUMBER = r"^-?[0-9]{1,300}(\.[0-9]{1,300})?([eE][-+]?[0-9]{1,3})?$"
 
 
 @dataclass
@@ -75,42 +81,48 @@ class OpenedCsv:
 
     page: str
     launches: Iterator[Launch]
-    handle: IO[str]
 
     def close(self) -> None:
-        """Close the underlying file."""
-        self.handle.close()
+        """Stop reading (the file is open only while launches are read)."""
+        close = getattr(self.launches, "close", None)
+        if close is not None:
+            close()
 
 
 def open_csv(path: Path, source: str, report: ParseReport) -> OpenedCsv:
     """Find the header past any preamble and pick the reader for the page it shows.
 
+    The rows are read by pyarrow (`CsvSource`) from the header's byte offset, as text with
+    bytes that are not UTF-8 replaced, as the line reader before it read them.
+
     Raises:
         ParseError: the file is empty or has no ncu CSV header.
     """
-    handle = path.open(encoding="utf-8", errors="replace", newline="")
-    try:
-        header, line_no = _find_header(handle, source)
-    except BaseException:
-        handle.close()
-        raise
-    rows = csv.reader(handle)
+    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        header, line_no, offset = _find_header(handle, source)
+    src = CsvSource(
+        path, max_bytes=1 << 62, source=source, error=ParseError, start=offset,
+        start_line=line_no, as_text=True, header=header,
+    )  # fmt: skip
     if "Metric Value" in header:
-        page, launches = "details", _details(rows, header, line_no, report)
+        page, launches = "details", _details(src, header, line_no, report)
     elif "Average" in header and "Invocations" in header:
-        page, launches = "summary", _summary(rows, header, line_no, report)
+        page, launches = "summary", _summary(src, header, line_no, report)
     else:
-        page, launches = "raw", _raw(rows, header, line_no, report)
-    return OpenedCsv(page=page, launches=launches, handle=handle)
+        page, launches = "raw", _raw(src, header, line_no, report)
+    return OpenedCsv(page=page, launches=launches)
 
 
-def _find_header(handle: IO[str], source: str) -> tuple[list[str], int]:
+def _find_header(handle: IO[str], source: str) -> tuple[list[str], int, int]:
+    """The header, its line number and its byte offset in the UTF-8 (replaced) text."""
     first_error = ""
     seen_text = False
+    offset = 0
     for line_no, line in enumerate(handle, start=1):
         seen_text = seen_text or bool(line.strip())
         if line.startswith(_HEADER_STARTS):
-            return next(csv.reader([line])), line_no
+            return next(csv.reader([line])), line_no, offset
+        offset += len(line.encode())
         if line.startswith("==ERROR==") and not first_error:
             first_error = f"; ncu printed: {line.strip()[:200]}"
         if line_no >= _MAX_PREAMBLE_LINES:
@@ -124,35 +136,91 @@ def _find_header(handle: IO[str], source: str) -> tuple[list[str], int]:
     )
 
 
+def _rows(
+    src: CsvSource, header: list[str], wanted: list[int], line_no: int
+) -> Iterator[tuple[Piece, list[int], list[int]]]:
+    """Each piece with, per row, its line (as the line reader counted) and its number of
+    cells (an empty line, which pyarrow reads as empty cells, has none)."""
+    for piece in src.pieces(wanted):
+        n = len(piece)
+        widths = [len(header) if piece.width is None else piece.width] * n
+        if piece.width is None and n and wanted:
+            # one call over all the columns at once: wide pages have ~1,500 of them
+            cells = pa.concat_arrays([piece.columns[i] for i in wanted])
+            empty = pc.equal(cells, "").to_numpy(zero_copy_only=False)
+            rows = np.flatnonzero(empty.reshape(len(wanted), n).all(axis=0)).tolist()
+            if rows:
+                counts = src.field_counts({piece.first + r for r in rows})
+                for r in rows:
+                    widths[r] = counts.get(piece.first + r, widths[r])
+        yield piece, [line_no + piece.first - 1 + r for r in range(n)], widths
+
+
+def _metric_columns(
+    piece: Piece, metric_cols: list[tuple[int, str]]
+) -> list[tuple[int, str, list[float | None], dict[int, str]]]:
+    """Each metric column's numbers and its non-numeric text by row, converted in one pass
+    over all of them (wide pages have ~1,500 columns)."""
+    n = len(piece)
+    if not metric_cols or not n:
+        return [(i, h, [None] * n, {}) for i, h in metric_cols]
+    values, texts = _numbers(pa.concat_arrays([piece.columns[i] for i, _ in metric_cols]))
+    out: list[tuple[int, str, list[float | None], dict[int, str]]] = [
+        (i, h, values[k * n : (k + 1) * n], {}) for k, (i, h) in enumerate(metric_cols)
+    ]
+    for at, text in texts.items():
+        out[at // n][3][at % n] = text
+    return out
+
+
+def _numbers(column: pa.Array) -> tuple[list[float | None], dict[int, str]]:
+    """`number` for every cell (plain decimals cast by pyarrow, the rest in Python), and the
+    cells that are no number but not empty, by index."""
+    trimmed = pc.utf8_trim(column, WHITESPACE)
+    fast = pc.match_substring_regex(trimmed, _PLAIN_NUMBER)
+    plain = pc.if_else(fast, trimmed, None)
+    values: list[float | None] = pc.cast(plain, pa.float64()).to_pylist()
+    texts: dict[int, str] = {}
+    others = pc.indices_nonzero(pc.invert(fast))
+    for i, raw in zip(others.to_pylist(), column.take(others).to_pylist(), strict=True):
+        values[i] = number(raw)
+        if values[i] is None and raw:
+            texts[i] = raw
+    return values, texts
+
+
 def _warn_unknown(header: list[str], known: frozenset[str], report: ParseReport) -> None:
     unknown = [h for h in header if h not in known and not _METRIC_NAME.match(h)]
     if unknown and len(report.warnings) < report.max_warnings:
         report.warnings.append(f"ignored unknown column(s): {', '.join(unknown[:20])}")
 
 
-def _raw(
-    rows: Iterator[list[str]], header: list[str], line_no: int, report: ParseReport
-) -> Iterator[Launch]:
+def _raw(src: CsvSource, header: list[str], line_no: int, report: ParseReport) -> Iterator[Launch]:
     _warn_unknown(header, ID_COLUMNS, report)
     ids = [(i, h) for i, h in enumerate(header) if h in ID_COLUMNS]
     metric_cols = [(i, h) for i, h in enumerate(header) if _METRIC_NAME.match(h)]
+    wanted = sorted({0, *(i for i, _ in ids), *(i for i, _ in metric_cols)})
     factors: dict[int, float] = {}
-    for offset, row in enumerate(rows, start=line_no + 1):
-        if len(row) != len(header):
-            report.skip(f"line {offset}: {len(row)} fields where the header has {len(header)}")
-            continue
-        if not row[0] and not factors:  # the units row under the header
-            factors = {i: unit_factor(row[i]) or 1.0 for i, _ in metric_cols}
-            continue
-        launch = Launch(ids={h: row[i] for i, h in ids}, where=f"line {offset}")
-        for i, name in metric_cols:
-            value = number(row[i])
-            if value is None:
-                if row[i]:
-                    launch.text[name] = row[i]
-            else:
-                launch.metrics[name] = value * factors.get(i, 1.0)
-        yield launch
+    for piece, lines, widths in _rows(src, header, wanted, line_no):
+        first = piece.columns[0].to_pylist()
+        id_values = [(h, piece.columns[i].to_pylist()) for i, h in ids]
+        metrics = _metric_columns(piece, metric_cols)
+        for r, (line, width) in enumerate(zip(lines, widths, strict=True)):
+            if width != len(header):
+                report.skip(f"line {line}: {width} fields where the header has {len(header)}")
+                continue
+            if not first[r] and not factors:  # the units row under the header
+                factors = {i: unit_factor(texts.get(r, "")) or 1.0 for i, _, _, texts in metrics}
+                continue
+            launch = Launch(ids={h: v[r] for h, v in id_values}, where=f"line {line}")
+            for i, name, values, texts in metrics:
+                value = values[r]
+                if value is None:
+                    if r in texts:
+                        launch.text[name] = texts[r]
+                else:
+                    launch.metrics[name] = value * factors.get(i, 1.0)
+            yield launch
 
 
 def _metric_name(label: str, unit: str) -> str | None:
@@ -170,29 +238,34 @@ def _metric_name(label: str, unit: str) -> str | None:
 
 
 def _long_rows(
-    rows: Iterator[list[str]],
+    src: CsvSource,
     header: list[str],
     line_no: int,
     report: ParseReport,
     key_cols: list[str],
 ) -> Iterator[tuple[tuple[str, ...], dict[str, str], int]]:
     """Rows of a long page as dicts, with the identity key of the launch they belong to."""
-    for offset, row in enumerate(rows, start=line_no + 1):
-        if len(row) < len(header) - 4:  # rule rows may end early; metric rows never do
-            report.skip(f"line {offset}: {len(row)} fields where the header has {len(header)}")
-            continue
-        cells = dict(zip(header, chain(row, [""] * len(header)), strict=False))
-        yield tuple(cells.get(c, "") for c in key_cols), cells, offset
+    used = set(key_cols) | DETAIL_COLUMNS | SUMMARY_COLUMNS
+    wanted = [i for i, h in enumerate(header) if h in used]
+    names = [header[i] for i in wanted]
+    for piece, lines, widths in _rows(src, header, wanted, line_no):
+        columns = [piece.columns[i].to_pylist() for i in wanted]
+        for r, (line, width) in enumerate(zip(lines, widths, strict=True)):
+            if width < len(header) - 4:  # rule rows may end early; metric rows never do
+                report.skip(f"line {line}: {width} fields where the header has {len(header)}")
+                continue
+            cells = dict(zip(names, (c[r] for c in columns), strict=True))
+            yield tuple(cells.get(c, "") for c in key_cols), cells, line
 
 
 def _details(
-    rows: Iterator[list[str]], header: list[str], line_no: int, report: ParseReport
+    src: CsvSource, header: list[str], line_no: int, report: ParseReport
 ) -> Iterator[Launch]:
     _warn_unknown(header, ID_COLUMNS | DETAIL_COLUMNS, report)
     key_cols = [c for c in header if c in ID_COLUMNS]
     current: Launch | None = None
     current_key: tuple[str, ...] | None = None
-    for key, cells, offset in _long_rows(rows, header, line_no, report, key_cols):
+    for key, cells, offset in _long_rows(src, header, line_no, report, key_cols):
         if key != current_key:
             if current is not None:
                 yield current
@@ -206,13 +279,13 @@ def _details(
 
 
 def _summary(
-    rows: Iterator[list[str]], header: list[str], line_no: int, report: ParseReport
+    src: CsvSource, header: list[str], line_no: int, report: ParseReport
 ) -> Iterator[Launch]:
     _warn_unknown(header, ID_COLUMNS | SUMMARY_COLUMNS, report)
     key_cols = [c for c in header if c in ID_COLUMNS or c == "Invocations"]
     current: Launch | None = None
     current_key: tuple[str, ...] | None = None
-    for key, cells, offset in _long_rows(rows, header, line_no, report, key_cols):
+    for key, cells, offset in _long_rows(src, header, line_no, report, key_cols):
         if key != current_key:
             if current is not None:
                 yield current

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -94,6 +95,43 @@ def kernel_args(
     return args
 
 
+def kernel_args_columns(
+    grid_workitems: Sequence[Sequence[int]],
+    workgroup: Sequence[Sequence[int]],
+    extra: Mapping[str, Sequence[Any]],
+) -> list[dict[str, Any]]:
+    """`kernel_args` for many rows at once: x/y/z columns and one column per extra entry
+    (same keys, same order, None entries left out).
+
+    >>> rows = kernel_args_columns(([1024], [1024], [1]), ([64], [1], [1]), {"queue": [None]})
+    >>> rows == [kernel_args((1024, 1024, 1), (64, 1, 1), queue=None)]
+    True
+    """
+    present = {k: v for k, v in extra.items() if any(x is not None for x in v)}
+    keys = list(present)
+    sparse = any(None in v for v in present.values())
+    out: list[dict[str, Any]] = []
+    for gx, gy, gz, wx, wy, wz, *values in zip(
+        *grid_workitems, *workgroup, *present.values(), strict=True
+    ):
+        args: dict[str, Any] = {
+            "grid_workitems": [gx, gy, gz],
+            "workgroup": [wx, wy, wz],
+            "block": [wx, wy, wz],
+            "grid": [
+                -(-gx // wx) if wx > 0 else gx,
+                -(-gy // wy) if wy > 0 else gy,
+                -(-gz // wz) if wz > 0 else gz,
+            ],
+        }
+        if sparse:
+            args.update((k, v) for k, v in zip(keys, values, strict=True) if v is not None)
+        else:
+            args.update(zip(keys, values, strict=True))
+        out.append(args)
+    return out
+
+
 def mark_communication(name: str, args: dict[str, Any], *, api: bool = False) -> None:
     """Mark RCCL/NCCL work as communication (``args["communication"] = True``).
 
@@ -113,6 +151,21 @@ def mark_communication(name: str, args: dict[str, Any], *, api: bool = False) ->
             args["Collective name"] = m.group(1).lower()
     elif name.lower().removeprefix("void ").lstrip().startswith(_COMM_PREFIXES):
         args["communication"] = True
+
+
+def communication_flags(names: Sequence[str]) -> list[bool]:
+    """`mark_communication`'s verdict for each kernel name, each distinct name judged once.
+
+    >>> communication_flags(["ncclDevKernel_Generic", "gemm", "ncclDevKernel_Generic"])
+    [True, False, True]
+    """
+    seen: dict[str, bool] = {}
+    for name in names:
+        if name not in seen:
+            probe: dict[str, Any] = {}
+            mark_communication(name, probe)
+            seen[name] = bool(probe)
+    return [seen[name] for name in names]
 
 
 def copy_name(direction: str) -> str:

@@ -3,6 +3,10 @@
 rocprof writes quoted and unquoted CSV, integers in decimal or hex, and floats in exponent
 form; a bad cell becomes a `ParseError` that says which file, line and column, because the
 person who uploaded a folder of twenty CSVs needs to know which one is wrong.
+
+Files are read by pyarrow in bounded blocks (`ingest.parsers._csv_arrow`). Large tables are
+converted a column at a time (`Columns`); small ones (agents, stats, counters) row by row
+(`Row`), with the same cell rules: `Row.opt_int` is the reference `Columns.ints` follows.
 """
 
 from __future__ import annotations
@@ -12,24 +16,37 @@ import io
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ingest._io import read_all, read_head
-from ingest.errors import ParseError
+import pyarrow.compute as pc
 
+from ingest._io import read_head
+from ingest.parsers._csv_arrow import WHITESPACE, CsvError, CsvSource, Piece
+from ingest.parsers.rocprof._columns import Columns, cell_float, cell_int
 
-class CsvError(ParseError):
-    """A CSV cell or header is wrong; carries the line number in `location`."""
+__all__ = ["Columns", "CsvError", "CsvTable", "Row", "open_table", "parse_header", "read_header"]
 
 
 class Row:
-    """One data row; typed getters raise `CsvError` naming the file, line and column."""
+    """One data row; typed getters raise `CsvError` naming the file, line and column.
 
-    __slots__ = ("_index", "cells", "line", "source")
+    `line` is the line number, or for a row read by pyarrow its record number, turned into
+    a line by `locate` only when an error needs it.
+    """
 
-    def __init__(self, cells: list[str], index: dict[str, int], line: int, source: str) -> None:
+    __slots__ = ("_index", "cells", "line", "locate", "source")
+
+    def __init__(
+        self,
+        cells: list[str],
+        index: dict[str, int],
+        line: int,
+        source: str,
+        locate: CsvSource | None = None,
+    ) -> None:
         self.cells = cells
         self._index = index
         self.line = line
         self.source = source
+        self.locate = locate
 
     def has(self, column: str) -> bool:
         """Whether the file has this column."""
@@ -49,46 +66,31 @@ class Row:
 
     def opt_int(self, column: str) -> int | None:
         """Like `int`, but None for an absent column or an empty cell."""
-        raw = self.text(column)
-        if not raw or raw.lower() in ("none", "nil", "n/a"):
-            return None
-        try:
-            return int(raw, 0)
-        except ValueError:
-            try:
-                number = float(raw)
-            except ValueError:
-                raise self.error(f"{raw[:40]!r} in column {column!r} is not a number") from None
-            if number != number or number in (float("inf"), float("-inf")):
-                raise self.error(f"{raw!r} in column {column!r} is not finite") from None
-            return int(number)
+        value, message = cell_int(self.text(column), column)
+        if message:
+            raise self.error(message)
+        return value
 
     def opt_float(self, column: str) -> float | None:
         """The cell as a float, None when absent or empty."""
-        raw = self.text(column)
-        if not raw:
-            return None
-        try:
-            return float(raw)
-        except ValueError:
-            raise self.error(f"{raw[:40]!r} in column {column!r} is not a number") from None
+        value, message = cell_float(self.text(column), column)
+        if message:
+            raise self.error(message)
+        return value
 
     def error(self, message: str) -> CsvError:
         """A `CsvError` at this row."""
-        return CsvError(message, source=self.source, location=f"line {self.line}")
+        line = self.line if self.locate is None else self.locate.line_of(self.line)
+        return CsvError(message, source=self.source, location=f"line {line}")
 
 
 class CsvTable:
-    """A parsed header plus a one-shot iterator over its rows."""
+    """A parsed header plus a one-shot reader of its rows (as `Row`s or as `Columns`)."""
 
-    def __init__(self, text: str, source: str) -> None:
-        self.source = source
-        self._reader = csv.reader(io.StringIO(text, newline=""))
-        try:
-            header = next(self._reader, [])
-        except csv.Error as e:
-            raise CsvError(f"unreadable CSV header: {e}", source=source, location="line 1") from e
-        self.header = [h.strip().lstrip("\ufeff") for h in header]
+    def __init__(self, source: CsvSource) -> None:
+        self.csv = source
+        self.source = source.source
+        self.header = source.header
         self.index = {name: i for i, name in enumerate(self.header)}
 
     def require(self, columns: Iterable[str], what: str) -> None:
@@ -101,37 +103,76 @@ class CsvTable:
                 location="line 1",
             )
 
+    def chunks(self) -> Iterator[Columns]:
+        """Data rows as column blocks, blank rows left out.
+
+        Every column is read (no `include_columns`): a row is blank, and skipped, when
+        every one of its cells is whitespace, the csv reader's rule.
+        """
+        for piece in self.csv.pieces():
+            columns = _non_blank(piece)
+            if columns is not None:
+                yield columns(self)
+
     def rows(self) -> Iterator[Row]:
         """Data rows in file order, skipping blank lines."""
-        reader = self._reader
-        while True:
-            try:
-                cells = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as e:
-                raise CsvError(
-                    f"malformed CSV: {e}", source=self.source, location=f"line {reader.line_num}"
-                ) from e
-            if cells and any(c.strip() for c in cells):
-                yield Row(cells, self.index, reader.line_num, self.source)
+        for chunk in self.chunks():
+            cells = [c.to_pylist() for c in chunk.raw]
+            for cells_row, record in zip(zip(*cells, strict=True), chunk.records, strict=True):
+                yield Row(list(cells_row), self.index, record, self.source, self.csv)
+
+
+def _non_blank(piece: Piece) -> _Pending | None:
+    """The piece's rows that have a non-blank cell, with their record numbers."""
+    if not piece.columns:
+        return None
+    keep = None
+    for column in piece.columns:
+        filled = pc.not_equal(pc.utf8_trim(column, WHITESPACE), "")
+        keep = filled if keep is None else pc.or_(keep, filled)
+    if keep is None or not pc.any(keep).as_py():
+        return None
+    if pc.all(keep).as_py():
+        records = list(range(piece.first, piece.first + len(piece)))
+        return _Pending(piece.columns, records)
+    index = pc.indices_nonzero(keep)
+    records = [piece.first + i for i in index.to_pylist()]
+    return _Pending([c.take(index) for c in piece.columns], records)
+
+
+class _Pending:
+    """Filtered columns waiting for the table that names them."""
+
+    def __init__(self, raw: list, records: list[int]) -> None:  # type: ignore[type-arg]
+        self.raw, self.records = raw, records
+
+    def __call__(self, table: CsvTable) -> Columns:
+        return Columns(table, self.raw, self.records)
 
 
 def open_table(path: Path, *, max_bytes: int, source: str) -> CsvTable:
-    """Read a (possibly gzipped) CSV file into a `CsvTable`.
+    """Open a (possibly gzipped) CSV file as a `CsvTable`, reading its header only.
 
     Raises:
-        ParseError: over the size cap, not UTF-8, or an unreadable header.
+        ParseError: an unreadable header (the rows are checked as they are read).
     """
-    data = read_all(path, max_bytes=max_bytes, source=source)
+    return CsvTable(CsvSource(path, max_bytes=max_bytes, source=source, error=CsvError))
+
+
+def parse_header(text: str, source: str) -> list[str]:
+    """The header cells of CSV text, stripped, BOM removed.
+
+    Raises:
+        CsvError: the header is no CSV (a cell over the csv module's size limit).
+    """
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ParseError("the CSV is not UTF-8 text", source=source, offset=e.start) from e
-    return CsvTable(text, source)
+        header = next(csv.reader(io.StringIO(text, newline="")), [])
+    except csv.Error as e:
+        raise CsvError(f"unreadable CSV header: {e}", source=source, location="line 1") from e
+    return [h.strip().lstrip("\ufeff") for h in header]
 
 
 def read_header(path: Path, source: str) -> list[str]:
     """The first CSV line of a file, for classification without reading it all."""
     head = read_head(path, 16384).decode("utf-8-sig", errors="replace")
-    return CsvTable(head.split("\n", 1)[0], source).header
+    return parse_header(head.split("\n", 1)[0], source)

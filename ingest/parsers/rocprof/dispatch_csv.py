@@ -13,9 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ingest.events import Event, EventKind
-from ingest.parsers.rocprof._common import Devices, kernel_args, mark_communication
-from ingest.parsers.rocprof._csv import CsvError, CsvTable, Row
+from ingest.events import Event, EventBlock, EventKind
+from ingest.parsers.rocprof._common import (
+    Devices,
+    communication_flags,
+    kernel_args,
+    kernel_args_columns,
+    mark_communication,
+)
+from ingest.parsers.rocprof._csv import Columns, CsvError, CsvTable, Row
 from ingest.parsers.rocprof.compute import roofline_args
 
 # rocprof-compute's pmc_perf.csv has hundreds of counters: keep only their roofline results
@@ -78,15 +84,99 @@ class DispatchColumns:
         self.counters = [h for h in header if h and h not in _NOT_COUNTERS]
 
 
-def iter_dispatches(table: CsvTable, devices: Devices) -> Iterator[Event]:
-    """Kernel events from a dispatch CSV, counters attached.
+def iter_dispatches(table: CsvTable, devices: Devices) -> Iterator[EventBlock]:
+    """Kernel events from a dispatch CSV, counters attached, as blocks of columns.
 
     Raises:
-        ParseError: a missing column or a bad cell (file and line named).
+        ParseError: a missing column or a bad cell (file and line named), after the
+            events of the rows before it.
     """
     cols = DispatchColumns(table.header, table.source)
-    for row in table.rows():
-        yield dispatch_event(row, cols, devices)
+    for chunk in table.chunks():
+        block = dispatch_block(chunk, cols, devices)
+        if len(block):
+            yield block
+        error = chunk.error()
+        if error is not None:
+            raise error
+
+
+def dispatch_block(chunk: Columns, cols: DispatchColumns, devices: Devices) -> EventBlock:
+    """The kernel events of a block of dispatch rows, up to its first bad cell
+    (`dispatch_event`'s rules, column by column)."""
+    c = cols.col
+    start = chunk.ints(c["start"], required=True)
+    end = chunk.ints(c["end"], required=True)
+    chunk.flag_first(
+        [s is not None and e is not None and e < s for s, e in zip(start, end, strict=True)],
+        lambda i: f"kernel ends before it starts ({c['start']} {start[i]} > {c['end']} {end[i]})",
+    )
+    gpu = chunk.ints(c["gpu"], required=True)
+    queue = _opts(chunk, "queue", cols)
+    name = chunk.text(c["name"])
+    keys = ("grid", "workgroup", "queue_index", "index", "lds", "scratch", "arch_vgpr",
+            "accum_vgpr", "sgpr", "wave_size")  # fmt: skip
+    ints = {key: _opts(chunk, key, cols) for key in keys}
+    counters = _counter_columns(chunk, cols.counters)
+    pid, tid, corr = (_opts(chunk, key, cols) for key in ("pid", "tid", "correlation"))
+    n = chunk.cut
+    for index in dict.fromkeys(gpu[:n]):
+        devices.see(index)
+    args = _block_args(n, ints, queue, counters, name)
+    return EventBlock(
+        kind=EventKind.KERNEL,
+        name=name[:n],
+        start_ns=start[:n],  # type: ignore[arg-type]  # checked: no None before the cut
+        dur_ns=[e - s for s, e in zip(start[:n], end[:n], strict=True)],  # type: ignore[operator]
+        device=gpu[:n],
+        stream=queue[:n],
+        pid=pid[:n],
+        tid=tid[:n],
+        correlation=corr[:n],
+        args=args,
+    )
+
+
+def _block_args(
+    n: int,
+    ints: dict[str, list[int | None]],
+    queue: list[int | None],
+    counters: list[dict[str, Any]],
+    name: list[str],
+) -> list[dict[str, Any]]:
+    """The first `n` rows' args: launch sizes, then counters and their roofline, then the
+    communication mark (`dispatch_event`'s keys, in its order)."""
+    ones = [1] * n
+    sizes = [[v if v is not None else 0 for v in ints[k][:n]] for k in ("grid", "workgroup")]
+    extra = {"queue": queue[:n], "queue_index": ints["queue_index"][:n],
+             "dispatch_id": ints["index"][:n]}  # fmt: skip
+    for key, arg in (("lds", "lds_bytes"), ("scratch", "scratch_bytes"), ("arch_vgpr", None),
+                     ("accum_vgpr", None), ("sgpr", None), ("wave_size", None)):  # fmt: skip
+        extra[arg or key] = ints[key][:n]
+    args = kernel_args_columns((sizes[0], ones, ones), (sizes[1], ones, ones), extra)
+    communication = communication_flags(name[:n])
+    for row_args, found, comm in zip(args, counters, communication, strict=False):
+        if found:
+            row_args.update(roofline_args(found))
+            if len(found) <= MAX_KEPT_COUNTERS:
+                row_args["counters"] = found
+        if comm:
+            row_args["communication"] = True
+    return args
+
+
+def _opts(chunk: Columns, key: str, cols: DispatchColumns) -> list[int | None]:
+    column = cols.col[key]
+    return chunk.ints(column) if column else [None] * len(chunk)
+
+
+def _counter_columns(chunk: Columns, columns: list[str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{} for _ in range(len(chunk))]
+    for column in columns:
+        for row, value in zip(out, chunk.floats(column), strict=True):
+            if value is not None:
+                row[column] = int(value) if value.is_integer() else value
+    return out
 
 
 def dispatch_event(row: Row, cols: DispatchColumns, devices: Devices) -> Event:

@@ -10,12 +10,13 @@ peaks of ``roofline.csv`` and the GPU facts of ``sysinfo.csv``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 from ingest.errors import ParseError
-from ingest.events import Event, ParseReport, TraceFormat, TraceHeader
+from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceHeader, flatten
 from ingest.parsers.rocprof import compute, rocpd, stats_csv, v1_json, v2_csv, v3_csv, v3_json
 from ingest.parsers.rocprof._common import BOOTTIME, Devices, warn
 from ingest.parsers.rocprof._csv import CsvTable, open_table
@@ -32,6 +33,20 @@ _COMPUTE_NAMES = ("pmc_perf.csv", "timestamps.csv")
 # different clocks (a rocprofv3 SDK 0.5 kernel trace and a copy trace of another session
 # are 102 days apart on their BOOTTIME clocks, which would make an 8.8-million-second trace).
 MAX_GAP_NS = 3600 * 10**9
+Item = Event | EventBlock
+
+
+def head(block: EventBlock, n: int) -> EventBlock:
+    """The first `n` rows of a block."""
+
+    def cut(column: Sequence[Any] | None) -> Sequence[Any] | None:
+        return None if column is None else column[:n]
+
+    return EventBlock(
+        block.kind, block.name[:n], block.start_ns[:n], block.dur_ns[:n], cut(block.device),
+        cut(block.stream), cut(block.pid), cut(block.tid), cut(block.correlation),
+        cut(block.args), cut(block.rank),
+    )  # fmt: skip
 
 
 class _Clock:
@@ -41,17 +56,41 @@ class _Clock:
         self.source = source
         self.ranges: list[tuple[str, int, int]] = []
 
-    def watch(self, name: str, events: Iterable[Event]) -> Iterator[Event]:
-        """Yield `events`; refuse the file once it strays from the earlier files' span."""
-        lo = hi = None
-        for event in events:
-            end = event.start_ns + event.dur_ns
-            lo = event.start_ns if lo is None else min(lo, event.start_ns)
+    def watch(self, name: str, events: Iterable[Item]) -> Iterator[Item]:
+        """Yield `events`; refuse the file once it strays from the earlier files' span
+        (a block is cut before its first event that strays, and that event refused)."""
+        lo: int | None = None
+        hi: int | None = None
+        for item in events:
+            if isinstance(item, EventBlock):
+                lo, hi = yield from self._watch_block(name, item, lo, hi)
+                continue
+            end = item.start_ns + item.dur_ns
+            lo = item.start_ns if lo is None else min(lo, item.start_ns)
             hi = end if hi is None else max(hi, end)
             self._check(name, lo, hi)
-            yield event
+            yield item
         if lo is not None and hi is not None:
             self.ranges.append((name, lo, hi))
+
+    def _watch_block(
+        self, name: str, block: EventBlock, lo: int | None, hi: int | None
+    ) -> Generator[EventBlock, None, tuple[int, int]]:
+        starts = list(block.start_ns)
+        ends = [s + d for s, d in zip(starts, block.dur_ns, strict=True)]
+        los = list(accumulate(starts if lo is None else [lo, *starts], min))[-len(starts) :]
+        his = list(accumulate(ends if hi is None else [hi, *ends], max))[-len(ends) :]
+        bad = next(
+            (i for i, (x, y) in enumerate(zip(los, his, strict=True))
+             if any(max(a - y, x - b) > MAX_GAP_NS for _, a, b in self.ranges)),
+            None,
+        )  # fmt: skip
+        if bad is not None:
+            if bad:
+                yield head(block, bad)
+            self._check(name, los[bad], his[bad])
+        yield block
+        return los[-1], his[-1]
 
     def _check(self, name: str, lo: int, hi: int) -> None:
         for other, a, b in self.ranges:
@@ -90,7 +129,7 @@ class _Run:
 
 def parse_files(
     named: Iterable[tuple[str, Path]], report: ParseReport, *, max_bytes: int, source: str
-) -> tuple[TraceHeader, Iterator[Event]]:
+) -> tuple[TraceHeader, Iterator[Item]]:
     """Parse rocprof files that belong to one run into one trace.
 
     Args:
@@ -126,11 +165,13 @@ def parse_files(
 def parse_folder(
     folder: Path, report: ParseReport, *, max_bytes: int, source: str
 ) -> tuple[TraceHeader, Iterator[Event]]:
-    """Parse every file under `folder` (an output folder or an extracted archive) as one run."""
+    """Parse every file under `folder` (an output folder or an extracted archive) as one
+    run, one `Event` at a time (the registry's hooks keep the blocks)."""
     named = [
         (p.relative_to(folder).as_posix(), p) for p in sorted(folder.rglob("*")) if p.is_file()
     ]
-    return parse_files(named, report, max_bytes=max_bytes, source=source)
+    header, items = parse_files(named, report, max_bytes=max_bytes, source=source)
+    return header, flatten(items)
 
 
 def parse_members(
@@ -140,7 +181,7 @@ def parse_members(
     *,
     max_bytes: int,
     source: str,
-) -> tuple[TraceHeader, Iterator[Event]]:
+) -> tuple[TraceHeader, Iterator[Item]]:
     """`ingest.registry`'s folder-parser hook: extracted archive members (``.name``, ``.path``)."""
     named = [(f"{m.name}", m.path) for m in members]
     return parse_files(named, report, max_bytes=max_bytes, source=source)
@@ -163,7 +204,7 @@ def is_rocprof_folder(folder: Path) -> bool:
 
 def parse_one(
     path: Path, report: ParseReport, *, max_bytes: int, source: str
-) -> tuple[TraceHeader, Iterator[Event]]:
+) -> tuple[TraceHeader, Iterator[Item]]:
     """Parse a single rocprof file (any CSV table, v1/v3 JSON, rocpd)."""
     return parse_files([(source or path.name, path)], report, max_bytes=max_bytes, source=source)
 
@@ -172,17 +213,17 @@ def _no_rocprof(source: str) -> ParseError:
     return ParseError("no rocprof output found (no rocprof CSV, JSON or rocpd file)", source=source)
 
 
-def _finish(run: _Run, events: Iterable[Event]) -> Iterator[Event]:
+def _finish(run: _Run, events: Iterable[Item]) -> Iterator[Item]:
     count = 0
     for event in events:
-        count += 1
+        count += len(event) if isinstance(event, EventBlock) else 1
         yield event
     run.header.devices[:] = run.devices.sorted()
     if count == 0:
         warn(run.report, NO_ACTIVITY)
 
 
-def _trace(run: _Run) -> Iterator[Event]:
+def _trace(run: _Run) -> Iterator[Item]:
     kinds = {f.kind for f in run.files}
     for preferred in (FileKind.ROCPD, FileKind.V3_JSON):
         if preferred in kinds:
@@ -199,7 +240,7 @@ def _trace(run: _Run) -> Iterator[Event]:
     return _csv_set(run)
 
 
-def _csv_set(run: _Run) -> Iterator[Event]:
+def _csv_set(run: _Run) -> Iterator[Item]:
     tables = {f.table for f in run.files}
     for f in run.of(Table.V3_AGENTS):
         v3_csv.read_agents(run.table(f), run.devices)
@@ -214,7 +255,7 @@ def _csv_set(run: _Run) -> Iterator[Event]:
         for f in run.of(Table.STATS)
         if "kernel" in f.name or f.run.endswith("results")
     ]
-    events: Iterable[Event] = _csv_events(run, tables, counters, counter_rows)
+    events: Iterable[Item] = _csv_events(run, tables, counters, counter_rows)
     if not (tables & {Table.DISPATCHES, Table.V3_KERNELS, Table.V3_COUNTERS}):
         checks = []
         for f in run.of(Table.STATS):
@@ -231,7 +272,7 @@ def _csv_set(run: _Run) -> Iterator[Event]:
 
 def _csv_events(
     run: _Run, tables: set[Table | None], counters: v3_csv.Counters, counter_rows: list[Any]
-) -> Iterator[Event]:
+) -> Iterator[Item]:
     """Every file's events, each file checked to share the others' clock (`_Clock`)."""
     clock = _Clock(run.source)
     for name, events in _csv_files(run, tables, counters, counter_rows):
@@ -240,7 +281,7 @@ def _csv_events(
 
 def _csv_files(
     run: _Run, tables: set[Table | None], counters: v3_csv.Counters, counter_rows: list[Any]
-) -> Iterator[tuple[str, Iterable[Event]]]:
+) -> Iterator[tuple[str, Iterable[Item]]]:
     for f in run.of(Table.DISPATCHES):
         yield f.name, iter_dispatches(run.table(f), run.devices)
     for f in run.of(Table.V3_KERNELS):
@@ -278,7 +319,7 @@ def _family(run: _Run, tables: set[Table | None]) -> tuple[TraceFormat, str]:
     return TraceFormat.ROCPROF_CSV, "rocprof v1"
 
 
-def _compute(run: _Run) -> Iterator[Event]:
+def _compute(run: _Run) -> Iterator[Item]:
     by_name = {f.name.rsplit("/", 1)[-1]: f for f in run.files}
     main = next((by_name[n] for n in _COMPUTE_NAMES if n in by_name), None)
     skipped = [f.name for f in run.of(Table.DISPATCHES) if f is not main]

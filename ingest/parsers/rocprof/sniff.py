@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from ingest.events import TraceFormat
-from ingest.parsers.rocprof._csv import CsvTable
+from ingest.parsers.rocprof._csv import parse_header
 from ingest.parsers.rocprof._files import SQLITE_MAGIC, V3_JSON_KEY, looks_like_v1_json
 from ingest.parsers.rocprof._kinds import V3_TABLES, Table, classify
 from ingest.parsers.rocprof.rocpd import is_rocpd
@@ -41,7 +41,7 @@ def sniff_format(path: Path, head: bytes) -> TraceFormat | None:
     first = stripped.decode("utf-8", errors="replace").split("\n", 1)[0]
     if first.count(",") < 2:
         return None
-    table = classify(CsvTable(first, path.name).header)
+    table = classify(parse_header(first, path.name))
     if table is None:
         return TraceFormat.ROCPROF_CSV if _ROCPROF_VALUES.search(first) else None
     if table in V3_TABLES or (table is Table.STATS and "MinNs" in first):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ingest.events import Event, EventKind, ParseReport
+from ingest.events import Event, EventBlock, EventKind, ParseReport
 from ingest.parsers.rocprof._common import warn
 from ingest.parsers.rocprof._csv import CsvTable
 
@@ -43,10 +43,16 @@ class StatsCheck:
         self.source = source
         self.seen: dict[str, list[int]] = {}
 
-    def watch(self, events: Iterable[Event]) -> Iterable[Event]:
+    def watch(self, events: Iterable[Event | EventBlock]) -> Iterable[Event | EventBlock]:
         """Pass events through, summing kernels by name."""
         for event in events:
-            if event.kind is EventKind.KERNEL:
+            if isinstance(event, EventBlock):
+                if event.kind is EventKind.KERNEL:
+                    for name, dur in zip(event.name, event.dur_ns, strict=True):
+                        agg = self.seen.setdefault(name, [0, 0])
+                        agg[0] += 1
+                        agg[1] += dur
+            elif event.kind is EventKind.KERNEL:
                 agg = self.seen.setdefault(event.name, [0, 0])
                 agg[0] += 1
                 agg[1] += event.dur_ns

@@ -11,25 +11,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ingest.events import Event, EventKind, ParseReport
+from ingest.events import Event, EventBlock, EventKind, ParseReport
 from ingest.parsers.rocprof._common import (
     MEMCPY_NO_BYTES,
     Devices,
     agent_index,
     api_kind,
+    communication_flags,
     copy_name,
     kernel_args,
+    kernel_args_columns,
     mark_communication,
     warn,
 )
-from ingest.parsers.rocprof._csv import CsvTable, Row
+from ingest.parsers.rocprof._csv import Columns, CsvTable, Row
 
 Counters = dict[int, dict[str, float]]
 _TIMES = ("Start_Timestamp", "End_Timestamp")
-
-
-def _xyz(row: Row, prefix: str) -> tuple[int, int, int]:
-    return row.req_int(prefix + "X"), row.req_int(prefix + "Y"), row.req_int(prefix + "Z")
 
 
 def tidy(values: dict[str, float]) -> dict[str, float | int]:
@@ -44,46 +42,66 @@ def _span(row: Row) -> tuple[int, int]:
     return start, end - start
 
 
-def iter_kernels(table: CsvTable, devices: Devices, counters: Counters) -> Iterator[Event]:
-    """Kernel dispatches; counters collected for the same ``Dispatch_Id`` are attached."""
+def iter_kernels(table: CsvTable, devices: Devices, counters: Counters) -> Iterator[EventBlock]:
+    """Kernel dispatches; counters collected for the same ``Dispatch_Id`` are attached.
+
+    Read a block of rows at a time, column by column (`Columns`); a bad cell raises after
+    the events of the rows before it, as a row reader would.
+    """
     table.require(
         ("Agent_Id", "Queue_Id", "Kernel_Name", "Correlation_Id", *_TIMES, "Grid_Size_X"),
         "rocprofv3 kernel_trace",
     )
-    for row in table.rows():
-        start, dur = _span(row)
-        agent = agent_index(row.text("Agent_Id"))
-        devices.see(agent, agent_label=row.text("Agent_Id"))
-        queue = row.opt_int("Queue_Id")
-        dispatch = row.opt_int("Dispatch_Id")
-        args = kernel_args(
-            _xyz(row, "Grid_Size_"),
-            _xyz(row, "Workgroup_Size_"),
-            queue=queue,
-            hip_stream=row.opt_int("Stream_Id"),
-            dispatch_id=dispatch,
-            kernel_id=row.opt_int("Kernel_Id"),
-            lds_bytes=row.opt_int("LDS_Block_Size") or row.opt_int("Group_Segment_Size"),
-            scratch_bytes=row.opt_int("Scratch_Size") or row.opt_int("Private_Segment_Size"),
-            arch_vgpr=row.opt_int("VGPR_Count"),
-            accum_vgpr=row.opt_int("Accum_VGPR_Count"),
-            sgpr=row.opt_int("SGPR_Count"),
-        )
-        if dispatch is not None and dispatch in counters:
-            args["counters"] = tidy(counters[dispatch])
-        name = row.text("Kernel_Name")
-        mark_communication(name, args)
-        yield Event(
-            kind=EventKind.KERNEL,
-            name=name,
-            start_ns=start,
-            dur_ns=dur,
-            device=agent,
-            stream=queue,
-            tid=row.opt_int("Thread_Id"),
-            correlation=row.opt_int("Correlation_Id"),
-            args=args,
-        )
+    for chunk in table.chunks():
+        block = _kernel_block(chunk, devices, counters)
+        if len(block):
+            yield block
+        error = chunk.error()
+        if error is not None:
+            raise error
+
+
+def _kernel_block(chunk: Columns, devices: Devices, counters: Counters) -> EventBlock:
+    start, dur = chunk.span(*_TIMES)
+    labels = chunk.text("Agent_Id")
+    agents = [agent_index(label) for label in labels]
+    queue, dispatch = chunk.ints("Queue_Id"), chunk.ints("Dispatch_Id")
+    grid = [chunk.ints(f"Grid_Size_{a}", required=True) for a in "XYZ"]
+    workgroup = [chunk.ints(f"Workgroup_Size_{a}", required=True) for a in "XYZ"]
+    stream, kernel_id = chunk.ints("Stream_Id"), chunk.ints("Kernel_Id")
+    lds = _fallback(chunk, "LDS_Block_Size", "Group_Segment_Size")
+    scratch = _fallback(chunk, "Scratch_Size", "Private_Segment_Size")
+    vgpr, accum, sgpr = (chunk.ints(c) for c in ("VGPR_Count", "Accum_VGPR_Count", "SGPR_Count"))
+    name = chunk.text("Kernel_Name")
+    tid, corr = chunk.ints("Thread_Id"), chunk.ints("Correlation_Id")
+    n = chunk.cut
+    for agent, label in dict.fromkeys(zip(agents[:n], labels[:n], strict=True)):
+        devices.see(agent, agent_label=label)
+    extra = {"queue": queue, "hip_stream": stream, "dispatch_id": dispatch,
+             "kernel_id": kernel_id, "lds_bytes": lds, "scratch_bytes": scratch,
+             "arch_vgpr": vgpr, "accum_vgpr": accum, "sgpr": sgpr}  # fmt: skip
+    args = kernel_args_columns(
+        [c[:n] for c in grid],  # type: ignore[misc]  # required: no None before the cut
+        [c[:n] for c in workgroup],  # type: ignore[misc]
+        {k: v[:n] for k, v in extra.items()},
+    )
+    for row_args, found, comm in zip(args, dispatch, communication_flags(name[:n]), strict=False):
+        if found is not None and found in counters:
+            row_args["counters"] = tidy(counters[found])
+        if comm:
+            row_args["communication"] = True
+    return EventBlock(
+        kind=EventKind.KERNEL, name=name[:n], start_ns=start[:n], dur_ns=dur[:n],
+        device=agents[:n], stream=queue[:n], tid=tid[:n], correlation=corr[:n], args=args,
+    )  # fmt: skip
+
+
+def _fallback(chunk: Columns, first: str, second: str) -> list[int | None]:
+    """``row.opt_int(first) or row.opt_int(second)``, a column at a time: `second` is read
+    only where `first` is empty or 0."""
+    a = chunk.ints(first)
+    b = chunk.ints(second, when=[not v for v in a])
+    return [x or y for x, y in zip(a, b, strict=True)]
 
 
 def iter_copies(table: CsvTable, devices: Devices, report: ParseReport) -> Iterator[Event]:
@@ -134,26 +152,35 @@ def iter_allocations(table: CsvTable) -> Iterator[Event]:
         )
 
 
-def iter_api(table: CsvTable) -> Iterator[Event]:
-    """HIP/HSA runtime calls, roctx markers and RCCL calls (marked as communication)."""
+def iter_api(table: CsvTable) -> Iterator[EventBlock]:
+    """HIP/HSA runtime calls, roctx markers and RCCL calls (marked as communication), as
+    blocks of one kind each (a column at a time, like `iter_kernels`)."""
     table.require(("Domain", "Function", "Process_Id", "Thread_Id", *_TIMES), "rocprofv3 API")
-    for row in table.rows():
-        start, dur = _span(row)
-        domain, name = row.text("Domain"), row.text("Function")
-        args: dict[str, Any] = {"domain": domain}
+    for chunk in table.chunks():
+        yield from _api_blocks(chunk)
+        error = chunk.error()
+        if error is not None:
+            raise error
+
+
+def _api_blocks(chunk: Columns) -> Iterator[EventBlock]:
+    start, dur = chunk.span(*_TIMES)
+    domains, names = chunk.text("Domain"), chunk.text("Function")
+    pid, tid, corr = (chunk.ints(c) for c in ("Process_Id", "Thread_Id", "Correlation_Id"))
+    n = chunk.cut
+    args: list[dict[str, Any] | None] = []
+    for domain, name in zip(domains[:n], names[:n], strict=True):
+        row_args: dict[str, Any] = {"domain": domain}
         if domain.upper().startswith(("RCCL", "NCCL")):
-            args["library"] = "rccl"
-            mark_communication(name, args, api=True)
-        yield Event(
-            kind=api_kind(domain),
-            name=name,
-            start_ns=start,
-            dur_ns=dur,
-            pid=row.opt_int("Process_Id"),
-            tid=row.opt_int("Thread_Id"),
-            correlation=row.opt_int("Correlation_Id"),
-            args=args,
-        )
+            row_args["library"] = "rccl"
+            mark_communication(name, row_args, api=True)
+        args.append(row_args)
+    kinds = [api_kind(d) for d in domains[:n]]
+    for kind, a, b in chunk.runs(kinds):
+        yield EventBlock(
+            kind=kind, name=names[a:b], start_ns=start[a:b], dur_ns=dur[a:b], pid=pid[a:b],
+            tid=tid[a:b], correlation=corr[a:b], args=args[a:b],
+        )  # fmt: skip
 
 
 def read_counters(table: CsvTable) -> tuple[Counters, list[Row]]:
