@@ -129,10 +129,13 @@ def _open(
     return header, events
 
 
-def _stamp_rank(events: Items, rank: int) -> Iterator[Event]:
-    for event in flatten(events):
-        event.rank = rank
-        yield event
+def _stamp_rank(items: Items, rank: int) -> Items:
+    for item in items:
+        if isinstance(item, EventBlock):
+            item.rank = [rank] * len(item)  # the block stays columns
+        else:
+            item.rank = rank
+        yield item
 
 
 def _parse_archive(

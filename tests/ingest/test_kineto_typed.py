@@ -17,27 +17,10 @@ import pytest
 
 from ingest import IngestError, ParseError, parse_file
 from ingest import _io as io_module
-from ingest.detect import detect_trace_format
-from ingest.events import TraceFormat
 from ingest.parsers import _json_stream, _kineto_typed, kineto
 from ingest.parsers._json_stream import decode_generic
 from ingest.parsers._kineto_typed import ARG_DEPTH, KinetoEvent
-from tests.conftest import CORPUS, DATA
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _kineto_files() -> list[Path]:
-    folders = [DATA, REPO / "perf" / "data", CORPUS / "kineto", CORPUS / "h200"]
-    found = []
-    for folder in folders:
-        for path in sorted(folder.rglob("*.json*")) if folder.exists() else []:
-            try:
-                if detect_trace_format(path, path.name) is TraceFormat.KINETO:
-                    found.append(path)
-            except IngestError:
-                continue
-    return found
+from tests.ingest.kineto_files import DATA, kineto_files, mutant
 
 
 def _outcome(path: Path) -> dict[str, Any]:
@@ -86,7 +69,7 @@ def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], 
     return typed, generic, {"typed_pieces": spy.typed}
 
 
-@pytest.mark.parametrize("path", _kineto_files(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", kineto_files(), ids=lambda p: p.name)
 def test_every_kineto_file_gives_the_generic_paths_events(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -94,31 +77,6 @@ def test_every_kineto_file_gives_the_generic_paths_events(
     assert typed == generic
     if typed["events"]:
         assert spy["typed_pieces"] > 0, "the typed decode was never used"
-
-
-def _mutant(rng: random.Random, text: bytes, doc: dict[str, Any]) -> bytes:
-    values: list[Any] = [None, True, "x", "1.5", "-3", -1, 1e300, [1], {"a": 1}, "", 2**63,
-                         "5151594869354.904", 9876543210123.457, -0.0, "7 x", 2**70]  # fmt: skip
-    fields = ["ts", "dur", "name", "cat", "pid", "tid", "args"]
-    kind = rng.randrange(3)
-    if kind == 0:
-        return text[: rng.randrange(len(text))]
-    if kind == 1:
-        buf = bytearray(text)
-        for _ in range(rng.randrange(1, 4)):
-            buf[rng.randrange(len(buf))] = rng.choice(b'{}[],:"0123456789.eE-+ \xff\\ntfa')
-        return bytes(buf)
-    events = [dict(e) for e in doc["traceEvents"]]
-    for _ in range(rng.randrange(1, 20)):
-        e = rng.choice(events)
-        if rng.random() < 0.2:
-            e.pop(rng.choice(fields), None)
-        elif rng.random() < 0.3 and isinstance(e.get("args"), dict):
-            key = rng.choice(["correlation", "device", "stream", "grid", "External id"])
-            e["args"] = {**e["args"], key: rng.choice(values)}
-        else:
-            e[rng.choice(fields)] = rng.choice(values)
-    return json.dumps({**doc, "traceEvents": events}).encode()
 
 
 def test_damaged_copies_give_the_generic_paths_events_and_errors(
@@ -131,7 +89,7 @@ def test_damaged_copies_give_the_generic_paths_events_and_errors(
     outcomes = {"events": 0, "skips": 0, "errors": 0}
     for i in range(150):
         path = tmp_path / f"m{i}.json"
-        path.write_bytes(_mutant(rng, text, doc))
+        path.write_bytes(mutant(rng, text, doc))
         typed, generic, _ = _both(path, monkeypatch)
         assert typed == generic, path.name
         outcomes["events"] += len(typed["events"])
