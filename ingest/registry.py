@@ -196,9 +196,8 @@ def _parse_members(
             source=source,
         )
 
-    def open_rank(p: Path, sub: ParseReport, name: str) -> tuple[TraceHeader, Iterator[Event]]:
-        header, items = _open(p, sub, max_bytes=max_bytes, source=name)
-        return header, flatten(items)
+    def open_rank(p: Path, sub: ParseReport, name: str) -> tuple[TraceHeader, Items]:
+        return _open(p, sub, max_bytes=max_bytes, source=name)
 
     ranks = [RankFile(m.name, m.path) for m in files]
     return merge_ranks(ranks, report, open_rank, source)

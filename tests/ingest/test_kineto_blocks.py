@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ingest import ParseError, parse_file
+from ingest.aggregate import TraceAggregator
 from ingest.events import EventBlock, EventKind
 from ingest.parsers import _json_stream, _kineto_blocks
 from ingest.parsers.kineto import CATEGORY_KINDS
@@ -148,3 +149,27 @@ def test_blocks_read_as_events_match_the_rows(monkeypatch: pytest.MonkeyPatch) -
 
 def _block_rows(block: EventBlock) -> list[tuple[str, int, int]]:
     return list(zip(block.name, block.start_ns, block.dur_ns, strict=True))
+
+
+def _aggregates(path: Path) -> tuple[Any, ...]:
+    parsed = parse_file(path)
+    aggregator = TraceAggregator()
+    aggregator.drain(parsed.items)
+    summary = aggregator.summary(parsed.header)
+    groups = [g.as_dict() for g in aggregator.kernel_groups()]
+    kernels = [k.as_dict() for k in aggregator.stats.kernels()]
+    return summary, groups, kernels, dict(aggregator.stats.counts), aggregator.stats.duration_ns
+
+
+@pytest.mark.parametrize(
+    "path", [TRACES[1], DATA / "ddp" / "ddp_rank0.pt.trace.json.gz"], ids=lambda p: p.name
+)
+def test_aggregates_do_not_depend_on_how_kinds_interleave(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stored summary, kernel stats and groups from blocks are those of the events in the
+    file's order (one element a piece, one row a block), NCCL message sizes included."""
+    blocks = _aggregates(path)
+    monkeypatch.setattr(_json_stream, "PIECE_BYTES", 64)  # one element a piece
+    monkeypatch.setattr(_kineto_blocks, "BLOCK_ROWS", 1)
+    assert _aggregates(path) == blocks
