@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.errors import ParseError
-from ingest.events import Device, Event, ParseReport, TraceHeader
+from ingest.events import Device, Event, EventBlock, ParseReport, TraceHeader
 
 _RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
-Opener = Callable[[Path, ParseReport, str], tuple[TraceHeader, Iterator[Event]]]
+Items = Iterator[Event | EventBlock]
+Opener = Callable[[Path, ParseReport, str], tuple[TraceHeader, Items]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,13 +32,13 @@ class RankFile:
 
 def merge_ranks(
     files: list[RankFile], report: ParseReport, open_file: Opener, source: str
-) -> tuple[TraceHeader, Iterator[Event]]:
-    """Open every rank file and chain their events, each stamped with its rank.
+) -> tuple[TraceHeader, Items]:
+    """Open every rank file and chain their events (and blocks), each stamped with its rank.
 
     Raises:
         ParseError: two files claim the same rank, or the files disagree on the world size.
     """
-    opened: list[tuple[int, RankFile, TraceHeader, Iterator[Event], ParseReport]] = []
+    opened: list[tuple[int, RankFile, TraceHeader, Items, ParseReport]] = []
     claimed: dict[int, str] = {}
     for position, file in enumerate(sorted(files, key=lambda f: f.name)):
         sub = ParseReport()
@@ -80,16 +81,19 @@ def _rank_from_name(name: str, position: int) -> int:
 
 
 def _chain(
-    opened: list[tuple[int, RankFile, TraceHeader, Iterator[Event], ParseReport]],
+    opened: list[tuple[int, RankFile, TraceHeader, Items, ParseReport]],
     report: ParseReport,
-) -> Iterator[Event]:
+) -> Items:
     done_bytes = 0
-    for rank, file, _, events, sub in opened:
-        for i, event in enumerate(events):
-            event.rank = rank
-            if not i & 4095:
+    for rank, file, _, items, sub in opened:
+        for i, item in enumerate(items):
+            if isinstance(item, EventBlock):
+                item.rank = [rank] * len(item)  # the block stays columns
+            else:
+                item.rank = rank
+            if isinstance(item, EventBlock) or not i & 4095:
                 report.bytes_done = done_bytes + sub.bytes_done
-            yield event
+            yield item
         done_bytes += file.path.stat().st_size
         report.bytes_done = done_bytes
         report.skipped += sub.skipped

@@ -129,10 +129,13 @@ def _open(
     return header, events
 
 
-def _stamp_rank(events: Items, rank: int) -> Iterator[Event]:
-    for event in flatten(events):
-        event.rank = rank
-        yield event
+def _stamp_rank(items: Items, rank: int) -> Items:
+    for item in items:
+        if isinstance(item, EventBlock):
+            item.rank = [rank] * len(item)  # the block stays columns
+        else:
+            item.rank = rank
+        yield item
 
 
 def _parse_archive(
@@ -193,9 +196,8 @@ def _parse_members(
             source=source,
         )
 
-    def open_rank(p: Path, sub: ParseReport, name: str) -> tuple[TraceHeader, Iterator[Event]]:
-        header, items = _open(p, sub, max_bytes=max_bytes, source=name)
-        return header, flatten(items)
+    def open_rank(p: Path, sub: ParseReport, name: str) -> tuple[TraceHeader, Items]:
+        return _open(p, sub, max_bytes=max_bytes, source=name)
 
     ranks = [RankFile(m.name, m.path) for m in files]
     return merge_ranks(ranks, report, open_rank, source)

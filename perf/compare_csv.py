@@ -33,21 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import compare_kineto
 from compare_kineto import REPO, compare, dump, old_tree, timing
-
-# Parse-only time on the ingest's path: drain `items` (blocks counted by their rows).
-compare_kineto._TIME_CHILD = r"""
-import json, sys, time
-from pathlib import Path
-from ingest import parse_file
-from ingest.events import EventBlock
-path = Path(sys.argv[1])
-t0, c0 = time.perf_counter(), time.process_time()
-n = sum(len(i) if isinstance(i, EventBlock) else 1 for i in parse_file(path).items)
-print(json.dumps({"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
-                  "events": n}))
-"""
 
 OLD_REV = "e8f1e3f"  # main before the pyarrow CSV readers
 _NAMES = (

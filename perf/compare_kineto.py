@@ -6,9 +6,13 @@ The old parser is the whole `ingest` package at git revision `--old` (default: t
 before the typed decode), unpacked into a temporary folder and run in its own process, so
 nothing of today's code is shared with it. Both sides parse every file through
 `ingest.parse_file` and dump, per file: the header, every event (a `repr` of all its fields,
-args as ordered items, so key order and int/float are compared too), the report (skips,
-warnings, progress) and the error (type, message, offset, location) if any. Any difference
-is printed; the exit status is 1 when there is one.
+args as ordered items, so key order and int/float are compared too) in a list per kind, the
+report (skips, warnings, progress) and the error (type, message, offset, location) if any.
+Any difference is printed; the exit status is 1 when there is one.
+
+Per kind, in order: the parser now hands out each kind's events as `EventBlock` columns, so
+the kinds interleave block by block, not event by event as in the file; within a kind the
+file's order is kept, and that is what is compared (as lists, not multisets).
 
 Files: the Kineto traces under tests/data and perf/data and, with PERFDASH_TEST_CORPUS set,
 its kineto/ and h200/ folders (every file perfdash detects as torch_profiler), plus
@@ -16,13 +20,13 @@ its kineto/ and h200/ folders (every file perfdash detects as torch_profiler), p
 to compare the skip and error paths. A failing file may differ in where the stream stopped:
 the error's message and byte offset must be equal, but its `location` (`traceEvents[i:]`,
 the first element of the piece that holds the damage) and the events streamed before it
-(a prefix of the other side's) follow the pieces, which are now cut by bytes, not by how
+(per kind, a prefix of the other side's) follow the pieces, which are now cut by bytes, not by how
 the decompressor chunked them. Those are counted apart and do not fail the run. So are
 errors for text that is not UTF-8, whose offset now names the first bad byte (orjson
 refuses such text before parsing, so the old offset was the start of the piece). And so
 are files where the old parser crashed on an element whose `cat` is a list or an object
 (`TypeError: unhashable type`): the new one treats it as an unknown category and goes on,
-so the old events and skips must be where the new ones start.
+so the old events (per kind) and skips must be where the new ones start.
 
 One intended change is undone on the old side unless `--as-is`: the old reader decided
 whether a piece's `ts` needed quoting (floats at or above 2**43 µs) from every 16th element,
@@ -30,8 +34,12 @@ so a lone large float between samples lost its exactness; the new one checks eve
 The old tree is compared with its sample widened to every element (`items[::16]` ->
 `items[::1]`), so the rest is compared exactly.
 
-`--time FILE`: parse-only time (drain `parse_file(FILE).events`), old and new alternating,
-each run in a fresh process; prints the median of `--repeat` runs and the load average.
+`--time FILE`: parse-only time (drain `parse_file(FILE).items`, the parser's own stream),
+old and new alternating, each run in a fresh process; prints the median of `--repeat` runs,
+the peak RSS and the load average. `--no-gc` times with the garbage collector off, as the
+ingest worker runs (`backend.services.loading.pipeline`).
+
+Files and damaged copies come from tests/ingest/kineto_files.py, shared with the tests.
 """
 
 from __future__ import annotations
@@ -56,6 +64,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 OLD_REV = "16ff573"  # columnar, before the typed Kineto decode
 PYTHON = sys.executable
+sys.path.insert(0, str(REPO))
+from tests.ingest.kineto_files import SMALL, kineto_files, mutant  # noqa: E402
 
 _DUMP_CHILD = r"""
 import pickle, sys
@@ -70,13 +80,13 @@ def event_repr(e):
 out = {}
 for name in sys.argv[2:]:
     path = Path(name)
-    events, header, report, error = [], None, None, None
+    events, header, report, error = {}, None, None, None
     try:
         parsed = parse_file(path)
         header = repr(parsed.header)
         report = parsed.report
         for e in parsed.events:
-            events.append(event_repr(e))
+            events.setdefault(e.kind.value, []).append(event_repr(e))
     except IngestError as e:
         error = (type(e).__name__, str(e), getattr(e, "message", None),
                  getattr(e, "offset", None), getattr(e, "location", None))
@@ -90,14 +100,20 @@ with open(sys.argv[1], "wb") as f:
 """
 
 _TIME_CHILD = r"""
-import json, sys, time
+import gc, json, resource, sys, time
 from pathlib import Path
 from ingest import parse_file
+if sys.argv[2] == "no-gc":
+    gc.disable()
 path = Path(sys.argv[1])
 t0, c0 = time.perf_counter(), time.process_time()
-n = sum(1 for _ in parse_file(path).events)
+items = n = 0
+for item in parse_file(path).items:
+    items += 1
+    n += len(item) if hasattr(item, "events") else 1
 print(json.dumps({"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
-                  "events": n}))
+                  "events": n, "items": items,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
@@ -117,60 +133,15 @@ def old_tree(rev: str, into: Path, as_is: bool) -> Path:
     return into
 
 
-def kineto_files() -> list[Path]:
-    """Every torch_profiler file in the repository's data and the corpus."""
-    sys.path.insert(0, str(REPO))
-    from ingest.detect import detect_trace_format
-    from ingest.events import TraceFormat
-
-    folders = [REPO / "tests" / "data", REPO / "perf" / "data"]
-    corpus = os.environ.get("PERFDASH_TEST_CORPUS")
-    if corpus:
-        folders += [Path(corpus) / "kineto", Path(corpus) / "h200"]
-    found = []
-    for folder in folders:
-        for path in sorted(folder.rglob("*.json*")):
-            try:
-                if detect_trace_format(path, path.name) is TraceFormat.KINETO:
-                    found.append(path)
-            except Exception:  # not a trace at all
-                continue
-    return found
-
-
-SMALL = REPO / "tests" / "data" / "torch" / "h200_train_step.pt.trace.json.gz"
-
-
 def mutants(into: Path, n: int, source: Path, seed: int = 17) -> list[Path]:
-    """`n` damaged copies of a real trace: the skip and error paths' inputs."""
+    """`n` damaged copies of a real trace (`kineto_files.mutant`), some gzipped and some of
+    those cut: the skip and error paths' inputs."""
     rng = random.Random(seed)
     text = gzip.decompress(source.read_bytes())
     doc = json.loads(text)
-    values: list[Any] = [None, True, "x", "1.5", "-3", -1, 1e300, [1], {"a": 1}, "", 2**70,
-                         "5151594869354.904", 9876543210123.457, -0.0, "stream 7"]  # fmt: skip
-    fields = ["ts", "dur", "name", "cat", "pid", "tid", "args"]
     out = []
     for i in range(n):
-        kind = i % 4
-        if kind == 0:  # truncated anywhere
-            data = text[: rng.randrange(len(text))]
-        elif kind == 1:  # bytes replaced by JSON-ish characters
-            buf = bytearray(text)
-            for _ in range(rng.randrange(1, 4)):
-                buf[rng.randrange(len(buf))] = rng.choice(b'{}[],:"0123456789.eE-+ \xff\\ntfa')
-            data = bytes(buf)
-        else:  # well-formed JSON, odd values
-            events = [dict(e) for e in doc["traceEvents"]]
-            for _ in range(rng.randrange(1, 20)):
-                e = rng.choice(events)
-                if rng.random() < 0.2:
-                    e.pop(rng.choice(fields), None)
-                elif rng.random() < 0.3 and isinstance(e.get("args"), dict):
-                    e["args"] = {**e["args"], rng.choice(["correlation", "device", "stream",
-                                 "grid", "External id"]): rng.choice(values)}  # fmt: skip
-                else:
-                    e[rng.choice(fields)] = rng.choice(values)
-            data = json.dumps({**doc, "traceEvents": events}).encode()
+        data = mutant(rng, text, doc)
         path = into / f"mutant{i:04d}.json"
         if i % 8 == 4:  # some gzipped, the gzip stream cut too
             path = path.with_suffix(".json.gz")
@@ -198,6 +169,16 @@ def _prefix(a: list[Any], b: list[Any]) -> bool:
     """One list starts the other."""
     n = min(len(a), len(b))
     return a[:n] == b[:n]
+
+
+def _kind_prefix(a: dict[str, list[Any]], b: dict[str, list[Any]]) -> bool:
+    """For every kind, one side's events start the other's."""
+    return all(_prefix(a.get(kind, []), b.get(kind, [])) for kind in a.keys() | b.keys())
+
+
+def _starts(longer: dict[str, list[Any]], shorter: dict[str, list[Any]]) -> bool:
+    """For every kind, `shorter`'s events are where `longer`'s start."""
+    return all(longer.get(k, [])[: len(v)] == v for k, v in shorter.items())
 
 
 def first_non_utf8(path: Path) -> int | None:
@@ -232,7 +213,7 @@ def stopped_elsewhere(name: str, a: dict[str, Any], b: dict[str, Any]) -> str | 
         why is not None
         and ea[:1] + ea[2:3] == eb[:1] + eb[2:3]
         and (a["header"] == b["header"] or None in (a["header"], b["header"]))
-        and _prefix(a["events"], b["events"])
+        and _kind_prefix(a["events"], b["events"])
         and _prefix(ra[1], rb[1])
     )
     return why if same else None
@@ -246,7 +227,7 @@ def old_crash_fixed(a: dict[str, Any], b: dict[str, Any]) -> bool:
         and ea[0] == "TypeError"
         and ea[1].startswith("unhashable type")
         and a["header"] == b["header"]
-        and b["events"][: len(a["events"])] == a["events"]
+        and _starts(b["events"], a["events"])
         and (ra is None or rb[1][: len(ra[1])] == ra[1])
     )
 
@@ -270,43 +251,49 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> tuple[int, Counter[str]
         for key in ("header", "report", "error"):
             if a[key] != b[key]:
                 print(f"  {key}: old {str(a[key])[:300]}\n  {key}: new {str(b[key])[:300]}")
-        if a["events"] != b["events"]:
-            n = min(len(a["events"]), len(b["events"]))
-            first = next((i for i in range(n) if a["events"][i] != b["events"][i]), n)
-            print(f"  events: {len(a['events'])} old, {len(b['events'])} new; first diff #{first}")
-            for side, ev in (("old", a["events"]), ("new", b["events"])):
+        for kind in sorted(a["events"].keys() | b["events"].keys()):
+            old_events, new_events = a["events"].get(kind, []), b["events"].get(kind, [])
+            if old_events == new_events:
+                continue
+            n = min(len(old_events), len(new_events))
+            first = next((i for i in range(n) if old_events[i] != new_events[i]), n)
+            print(f"  {kind}: {len(old_events)} old, {len(new_events)} new; first diff #{first}")
+            for side, ev in (("old", old_events), ("new", new_events)):
                 print(f"    {side}: {ev[first][:300] if first < len(ev) else None}")
     return differ, intended
 
 
-def timing(path: Path, old: Path, repeat: int, new: Path = REPO) -> None:
-    runs: dict[str, list[float]] = {"old": [], "new": []}
-    cpu: dict[str, list[float]] = {"old": [], "new": []}
+def timing(path: Path, old: Path, repeat: int, gc: bool = True, new: Path = REPO) -> None:
+    runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
     load_before = os.getloadavg()
     for _ in range(repeat):
         for side, root in (("old", old), ("new", new)):
             env = {**os.environ, "PYTHONPATH": str(root)}
             out = subprocess.run(
-                [PYTHON, "-c", _TIME_CHILD, str(path)],
+                [PYTHON, "-c", _TIME_CHILD, str(path), "gc" if gc else "no-gc"],
                 check=True,
                 env=env,
                 cwd=root,
                 capture_output=True,
                 text=True,
             ).stdout
-            result = json.loads(out.strip().splitlines()[-1])
-            runs[side].append(result["seconds"])
-            cpu[side].append(result["cpu"])
+            runs[side].append(json.loads(out.strip().splitlines()[-1]))
     load_after = os.getloadavg()
-    for side, seconds in runs.items():
+    median = {
+        side: {key: statistics.median(r[key] for r in results) for key in ("seconds", "cpu")}
+        for side, results in runs.items()
+    }
+    print(f"{path.name} (garbage collector {'on' if gc else 'off'})")
+    for side, results in runs.items():
+        walls = ", ".join(f"{r['seconds']:.3f}" for r in results)
+        rss = max(r["rss_mb"] for r in results)
         print(
-            f"{side}: median {statistics.median(seconds):.3f} s wall, "
-            f"{statistics.median(cpu[side]):.3f} s CPU "
-            f"(wall {', '.join(f'{s:.3f}' for s in seconds)})"
+            f"{side}: median {median[side]['seconds']:.3f} s wall, "
+            f"{median[side]['cpu']:.3f} s CPU, peak RSS {rss:.0f} MB, "
+            f"{results[0]['events']} events in {results[0]['items']} items (wall {walls})"
         )
-    for what, table in (("wall", runs), ("CPU", cpu)):
-        ratio = statistics.median(table["old"]) / statistics.median(table["new"])
-        print(f"speedup ({what}): {ratio:.2f}x")
+    for what, key in (("wall", "seconds"), ("CPU", "cpu")):
+        print(f"speedup ({what}): {median['old'][key] / median['new'][key]:.2f}x")
     print(f"load average before {load_before}, after {load_after} ({os.cpu_count()} CPUs)")
 
 
@@ -318,13 +305,14 @@ def main() -> int:
     parser.add_argument("--mutant-source", type=Path, default=SMALL)
     parser.add_argument("--time", type=Path, help="time parse-only on this file instead")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--no-gc", action="store_true", help="time with the collector off")
     parser.add_argument("--as-is", action="store_true", help="keep the old ts sampling rule")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         old = old_tree(args.old, tmp / "old", args.as_is or bool(args.time))
         if args.time:
-            timing(args.time.resolve(), old, args.repeat)
+            timing(args.time.resolve(), old, args.repeat, gc=not args.no_gc)
             return 0
         files = [f.resolve() for f in args.files] or kineto_files()
         (tmp / "mutants").mkdir()
@@ -333,7 +321,7 @@ def main() -> int:
         before = dump(old, files, tmp / "old.pickle")
         after = dump(REPO, files, tmp / "new.pickle")
         differ, intended = compare(before, after)
-        events = sum(len(v["events"]) for v in after.values())
+        events = sum(len(e) for v in after.values() for e in v["events"].values())
         errors = sum(v["error"] is not None for v in after.values())
         print(
             f"{len(files)} files ({args.mutants} mutants), {events} events, {errors} errors: "

@@ -6,15 +6,17 @@ events can sit on GPU 0's pid). Timestamps are µs; since 2024 they are relative
 keys a user added with ``add_metadata_json`` never reach the database.
 
 Pieces of the event array come decoded by msgspec into `KinetoEvent` structs (the fast
-path, `_typed_events`) or, where that could change the answer, by orjson into dicts
-(`_generic_events`); both make the same events, and an odd event on the fast path is
+path, `_typed_rows`) or, where that could change the answer, by orjson into dicts
+(`_generic_rows`); both make the same events, and an odd event on the fast path is
 handed to the per-dict conversion, so skips and their messages are the same too.
+
+Events leave as `EventBlock` columns, one block per kind at a time (`_kineto_blocks`):
+each kind in file order, the kinds interleaved only block by block.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 from sys import intern
 from typing import Any
@@ -22,9 +24,20 @@ from typing import Any
 from msgspec import UNSET
 
 from ingest._io import ByteStream
-from ingest.events import Device, Event, EventKind, ParseReport, TraceFormat, TraceHeader
+from ingest.errors import IngestError
+from ingest.events import (
+    Device,
+    Event,
+    EventBlock,
+    EventKind,
+    ParseReport,
+    TraceFormat,
+    TraceHeader,
+)
 from ingest.parsers._json_stream import TraceArray, open_trace_array
+from ingest.parsers._kineto_blocks import Appends, KindColumns
 from ingest.parsers._kineto_typed import KinetoEvent, decode_piece
+from ingest.parsers._kineto_values import as_int, dur_to_ns, float_us_to_ns, ts_to_ns
 
 CATEGORY_KINDS: dict[str, EventKind] = {
     "kernel": EventKind.KERNEL,
@@ -79,7 +92,7 @@ DEVICE_PROPERTY_KEYS = frozenset(
 
 def parse(
     path: Path, report: ParseReport, *, max_bytes: int, source: str
-) -> tuple[TraceHeader, Iterator[Event]]:
+) -> tuple[TraceHeader, Iterator[EventBlock]]:
     """Read a Kineto trace, streaming its events in bounded memory.
 
     Args:
@@ -90,7 +103,7 @@ def parse(
 
     Returns:
         The trace header (read from the keys before and after `traceEvents`) and an
-        iterator over normalised events.
+        iterator over the normalised events as blocks (each kind in file order).
 
     Raises:
         ParseError: the JSON is malformed, truncated, or not a Kineto trace (also raised
@@ -130,19 +143,28 @@ def _read_header(doc: dict[str, Any]) -> TraceHeader:
 
 def _iter_events(
     array: TraceArray, stream: ByteStream, base_ns: int, report: ParseReport
-) -> Iterator[Event]:
-    for first, items in array.pieces:
-        report.bytes_done = stream.raw_done
-        if items and type(items[0]) is KinetoEvent:  # a typed piece is typed throughout
-            yield from _typed_events(items, first, base_ns, report)
-        else:
-            yield from _generic_events(items, first, base_ns, report)
+) -> Iterator[EventBlock]:
+    columns = KindColumns(DEVICE_KINDS)
+    appends = columns.appends
+    try:
+        for first, items in array.pieces:
+            report.bytes_done = stream.raw_done
+            if items and type(items[0]) is KinetoEvent:  # a typed piece is typed throughout
+                _typed_rows(items, first, base_ns, report, appends)
+            else:
+                _generic_rows(items, first, base_ns, report, appends)
+            if columns.full():
+                yield from columns.flush()
+    except IngestError:  # what was read before the damage comes out first, as it did
+        yield from columns.flush()
+        raise
+    yield from columns.flush()
     report.bytes_done = stream.raw_total
 
 
-def _generic_events(
-    items: list[Any], first: int, base_ns: int, report: ParseReport
-) -> Iterator[Event]:
+def _generic_rows(
+    items: list[Any], first: int, base_ns: int, report: ParseReport, appends: Appends
+) -> None:
     kinds = CATEGORY_KINDS
     for index, item in enumerate(items, first):
         if type(item) is not dict:
@@ -155,38 +177,47 @@ def _generic_events(
                 kind = EventKind.MEMORY
             else:
                 continue
-        event = _event_or_skip(item, kind, index, base_ns, report)
-        if event is not None:
-            yield event
+        _append_or_skip(item, kind, index, base_ns, report, appends)
 
 
-def _event_or_skip(
-    item: dict[str, Any], kind: EventKind, index: int, base_ns: int, report: ParseReport
-) -> Event | None:
-    """`_to_event`, or None after counting the element as skipped and saying why."""
+def _append_or_skip(
+    item: dict[str, Any],
+    kind: EventKind,
+    index: int,
+    base_ns: int,
+    report: ParseReport,
+    appends: Appends,
+) -> None:
+    """Append `_to_event`'s row, or count the element as skipped and say why."""
     try:
-        return _to_event(item, kind, base_ns)
-    except (TypeError, ValueError, KeyError, AttributeError) as e:
+        e = _to_event(item, kind, base_ns)
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
         name = _printable(item.get("name", "?"))
-        report.skip(f"traceEvents[{index}] ({name}): {type(e).__name__}: {e}")
-        return None
+        report.skip(f"traceEvents[{index}] ({name}): {type(error).__name__}: {error}")
+        return
+    add_name, add_start, add_dur, add_a, add_b, add_corr, add_args = appends[kind]
+    add_name(e.name)
+    add_start(e.start_ns)
+    add_dur(e.dur_ns)
+    add_a(e.device if kind in DEVICE_KINDS else e.pid)
+    add_b(e.stream if kind in DEVICE_KINDS else e.tid)
+    add_corr(e.correlation)
+    add_args(e.args)
 
 
-def _typed_events(
-    items: list[KinetoEvent], first: int, base_ns: int, report: ParseReport
-) -> list[Event]:
-    """`_generic_events` for a typed piece: `_to_event` inlined for the fields' usual types.
+def _typed_rows(
+    items: list[KinetoEvent], first: int, base_ns: int, report: ParseReport, appends: Appends
+) -> None:
+    """`_generic_rows` for a typed piece: `_to_event` inlined for the fields' usual types.
 
     Whatever is unusual (a quoted or missing time, a negative duration) goes to
-    `_event_or_skip` with the element as the generic path sees it, so the result, or the
+    `_append_or_skip` with the element as the generic path sees it, so the row, or the
     skip and its message, is the generic path's.
     """
     kinds, device_kinds, kept_keys = CATEGORY_KINDS, DEVICE_KINDS, KEPT_ARGS
-    memory, unset, as_int = EventKind.MEMORY, UNSET, _as_int
+    memory, unset = EventKind.MEMORY, UNSET
     start: int
     dur_ns: int
-    events: list[Event] = []
-    append = events.append  # a list per piece: cheaper than a generator's yield per event
     for index, e in enumerate(items, first):
         kind = kinds.get(e.cat)  # type: ignore[arg-type]
         if kind is None:
@@ -198,12 +229,12 @@ def _typed_events(
         if type(ts) is float:
             start = round(ts * 1000)
             if start / 1000 != ts:
-                start = _float_us_to_ns(ts)
+                start = float_us_to_ns(ts)
         elif type(ts) is int:
             start = ts * 1000
         elif type(ts) is str:  # quoted: a piece with times too large for a float
             try:
-                start = _ts_to_ns(ts)
+                start = ts_to_ns(ts)
             except ValueError:
                 odd = True
         else:
@@ -217,9 +248,7 @@ def _typed_events(
         else:
             odd = True
         if odd or dur_ns < 0:
-            event = _event_or_skip(e.as_item(), kind, index, base_ns, report)
-            if event is not None:
-                append(event)
+            _append_or_skip(e.as_item(), kind, index, base_ns, report, appends)
             continue
         args = e.args
         if args:
@@ -233,20 +262,21 @@ def _typed_events(
         name = intern(name) if name is not unset else ""  # see `_to_event`
         if kind in device_kinds:
             if args:
-                device, stream = args.get("device", e.pid), args.get("stream", e.tid)
+                a, b = args.get("device", e.pid), args.get("stream", e.tid)
             else:
-                device, stream = e.pid, e.tid
-            device = device if type(device) is int else as_int(device)
-            stream = stream if type(stream) is int else as_int(stream)
-            append(
-                Event(kind, name, base_ns + start, dur_ns, device, stream, None, None, corr, kept)
-            )
+                a, b = e.pid, e.tid
         else:
-            pid, tid = e.pid, e.tid
-            pid = pid if type(pid) is int else as_int(pid)
-            tid = tid if type(tid) is int else as_int(tid)
-            append(Event(kind, name, base_ns + start, dur_ns, None, None, pid, tid, corr, kept))
-    return events
+            a, b = e.pid, e.tid
+        a = a if type(a) is int else as_int(a)
+        b = b if type(b) is int else as_int(b)
+        add_name, add_start, add_dur, add_a, add_b, add_corr, add_args = appends[kind]
+        add_name(name)
+        add_start(base_ns + start)
+        add_dur(dur_ns)
+        add_a(a)
+        add_b(b)
+        add_corr(corr)
+        add_args(kept)
 
 
 def _printable(value: object) -> str:
@@ -254,9 +284,9 @@ def _printable(value: object) -> str:
 
 
 def _to_event(item: dict[str, Any], kind: EventKind, base_ns: int) -> Event:
-    start_ns = base_ns + _ts_to_ns(item["ts"])
+    start_ns = base_ns + ts_to_ns(item["ts"])
     dur = item.get("dur", 0) if kind is EventKind.MEMORY else item["dur"]
-    dur_ns = _dur_to_ns(dur)
+    dur_ns = dur_to_ns(dur)
     args = item.get("args")
     if args:
         if type(args) is not dict:
@@ -275,11 +305,11 @@ def _to_event(item: dict[str, Any], kind: EventKind, base_ns: int) -> Event:
             name,
             start_ns,
             dur_ns,
-            _as_int(args.get("device", item.get("pid")) if args else item.get("pid")),
-            _as_int(args.get("stream", item.get("tid")) if args else item.get("tid")),
+            as_int(args.get("device", item.get("pid")) if args else item.get("pid")),
+            as_int(args.get("stream", item.get("tid")) if args else item.get("tid")),
             None,
             None,
-            _as_int(correlation),
+            as_int(correlation),
             kept,
         )
     return Event(
@@ -289,104 +319,8 @@ def _to_event(item: dict[str, Any], kind: EventKind, base_ns: int) -> Event:
         dur_ns,
         None,
         None,
-        _as_int(item.get("pid")),
-        _as_int(item.get("tid")),
-        _as_int(correlation),
+        as_int(item.get("pid")),
+        as_int(item.get("tid")),
+        as_int(correlation),
         kept,
     )
-
-
-def _ts_to_ns(value: object) -> int:
-    """A Kineto `ts` (µs; quoted by the reader so no digit is lost) as integer ns.
-
-    >>> _ts_to_ns("5151594869354.904"), _ts_to_ns("-1.5"), _ts_to_ns(3), _ts_to_ns("1e3")
-    (5151594869354904, -1500, 3000, 1000000)
-    """
-    if type(value) is str:
-        whole, _, frac = value.partition(".")
-        if len(frac) <= 3 and whole.lstrip("-").isdigit() and (not frac or frac.isdigit()):
-            ns = int(whole) * 1000
-            if frac:
-                f = int(frac) * _FRAC_SCALE[len(frac)]
-                ns = ns - f if whole.startswith("-") else ns + f
-            return ns
-        try:
-            exact = Decimal(value) * 1000
-        except InvalidOperation:
-            raise ValueError(f"time {value!r} is not a number") from None
-        if not exact.is_finite():
-            raise ValueError("time is not finite")
-        return int(exact.to_integral_value(rounding=ROUND_HALF_EVEN))
-    if type(value) is float:
-        return _float_us_to_ns(value)
-    return _dur_to_ns(value, what="time")
-
-
-def _float_us_to_ns(value: float) -> int:
-    """The integer ns whose 3-decimal µs text parses to `value` (exact below 2**43 µs).
-
-    The reader quotes larger `ts` values, so this never has to guess.
-
-    >>> _float_us_to_ns(5151594869354.904)
-    5151594869354904
-    """
-    if value != value or value in (_INF, -_INF):
-        raise ValueError("time is not finite")
-    ns = round(value * 1000)
-    if ns / 1000 != value:
-        for candidate in (ns - 1, ns + 1):
-            if candidate / 1000 == value:
-                return candidate
-    return ns
-
-
-_FRAC_SCALE = (1000, 100, 10, 1)
-
-
-def _dur_to_ns(value: object, what: str = "duration") -> int:
-    """A µs duration (int, float or numeric string) as integer ns; never negative or NaN.
-
-    Durations are short, so a float64 holds them exactly to the nanosecond.
-
-    >>> _dur_to_ns(1.5), _dur_to_ns(3), _dur_to_ns("2.001")
-    (1500, 3000, 2001)
-    """
-    t = type(value)
-    if t is float:
-        if value != value or value in (_INF, -_INF):
-            raise ValueError(f"{what} is not finite")
-        ns = round(value * 1000)  # type: ignore[operator]
-    elif t is int:
-        ns = value * 1000  # type: ignore[operator]
-    elif t is str:
-        ns = _ts_to_ns(value)
-    else:
-        raise TypeError(f"{what} is a {_TYPE_WORDS.get(t, t.__name__)}, not a number")
-    if what == "duration" and ns < 0:
-        raise ValueError(f"negative duration {value!r}")
-    return ns
-
-
-_INF = float("inf")
-_TYPE_WORDS = {bool: "boolean", type(None): "null", list: "list", dict: "object"}
-
-
-def _as_int(value: object) -> int | None:
-    """Best-effort integer for ids that older traces wrote as strings ("stream 7").
-
-    >>> _as_int("stream 7"), _as_int(12), _as_int("0x1f"), _as_int(None)
-    (7, 12, 31, None)
-    """
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value)
-    if isinstance(value, str):
-        token = value.strip().split(" ")[-1]
-        try:
-            return int(token, 0)
-        except ValueError:
-            return None
-    return None

@@ -17,33 +17,17 @@ import pytest
 
 from ingest import IngestError, ParseError, parse_file
 from ingest import _io as io_module
-from ingest.detect import detect_trace_format
-from ingest.events import TraceFormat
 from ingest.parsers import _json_stream, _kineto_typed, kineto
 from ingest.parsers._json_stream import decode_generic
 from ingest.parsers._kineto_typed import ARG_DEPTH, KinetoEvent
-from tests.conftest import CORPUS, DATA
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _kineto_files() -> list[Path]:
-    folders = [DATA, REPO / "perf" / "data", CORPUS / "kineto", CORPUS / "h200"]
-    found = []
-    for folder in folders:
-        for path in sorted(folder.rglob("*.json*")) if folder.exists() else []:
-            try:
-                if detect_trace_format(path, path.name) is TraceFormat.KINETO:
-                    found.append(path)
-            except IngestError:
-                continue
-    return found
+from tests.ingest.kineto_files import DATA, kineto_files, mutant
 
 
 def _outcome(path: Path) -> dict[str, Any]:
-    """Everything a parse shows: events as reprs (args as ordered items), header, report,
-    error."""
-    events: list[str] = []
+    """Everything a parse shows: events as reprs (args as ordered items) in a list per kind,
+    header, report, error. Per kind: the kinds interleave block by block, where the pieces
+    happen to end; each kind's order is the file's."""
+    events: dict[str, list[str]] = {}
     header = report = error = None
     try:
         parsed = parse_file(path)
@@ -51,7 +35,7 @@ def _outcome(path: Path) -> dict[str, Any]:
         for e in parsed.events:
             args = None if e.args is None else list(e.args.items())
             fields = (e.kind, e.name, e.start_ns, e.dur_ns, e.device, e.stream, e.pid, e.tid)
-            events.append(repr((*fields, e.correlation, args, e.rank)))
+            events.setdefault(e.kind, []).append(repr((*fields, e.correlation, args, e.rank)))
     except IngestError as e:
         error = (type(e).__name__, str(e))
     seen = None if report is None else (report.skipped, report.warnings, report.bytes_done)
@@ -86,7 +70,7 @@ def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], 
     return typed, generic, {"typed_pieces": spy.typed}
 
 
-@pytest.mark.parametrize("path", _kineto_files(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", kineto_files(), ids=lambda p: p.name)
 def test_every_kineto_file_gives_the_generic_paths_events(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -94,31 +78,6 @@ def test_every_kineto_file_gives_the_generic_paths_events(
     assert typed == generic
     if typed["events"]:
         assert spy["typed_pieces"] > 0, "the typed decode was never used"
-
-
-def _mutant(rng: random.Random, text: bytes, doc: dict[str, Any]) -> bytes:
-    values: list[Any] = [None, True, "x", "1.5", "-3", -1, 1e300, [1], {"a": 1}, "", 2**63,
-                         "5151594869354.904", 9876543210123.457, -0.0, "7 x", 2**70]  # fmt: skip
-    fields = ["ts", "dur", "name", "cat", "pid", "tid", "args"]
-    kind = rng.randrange(3)
-    if kind == 0:
-        return text[: rng.randrange(len(text))]
-    if kind == 1:
-        buf = bytearray(text)
-        for _ in range(rng.randrange(1, 4)):
-            buf[rng.randrange(len(buf))] = rng.choice(b'{}[],:"0123456789.eE-+ \xff\\ntfa')
-        return bytes(buf)
-    events = [dict(e) for e in doc["traceEvents"]]
-    for _ in range(rng.randrange(1, 20)):
-        e = rng.choice(events)
-        if rng.random() < 0.2:
-            e.pop(rng.choice(fields), None)
-        elif rng.random() < 0.3 and isinstance(e.get("args"), dict):
-            key = rng.choice(["correlation", "device", "stream", "grid", "External id"])
-            e["args"] = {**e["args"], key: rng.choice(values)}
-        else:
-            e[rng.choice(fields)] = rng.choice(values)
-    return json.dumps({**doc, "traceEvents": events}).encode()
 
 
 def test_damaged_copies_give_the_generic_paths_events_and_errors(
@@ -131,10 +90,10 @@ def test_damaged_copies_give_the_generic_paths_events_and_errors(
     outcomes = {"events": 0, "skips": 0, "errors": 0}
     for i in range(150):
         path = tmp_path / f"m{i}.json"
-        path.write_bytes(_mutant(rng, text, doc))
+        path.write_bytes(mutant(rng, text, doc))
         typed, generic, _ = _both(path, monkeypatch)
         assert typed == generic, path.name
-        outcomes["events"] += len(typed["events"])
+        outcomes["events"] += sum(map(len, typed["events"].values()))
         outcomes["skips"] += bool(typed["report"] and typed["report"][0])
         outcomes["errors"] += typed["error"] is not None
     assert all(n > 10 for n in outcomes.values()), outcomes  # every path was exercised
@@ -225,7 +184,7 @@ def test_where_a_damaged_trace_stops_does_not_depend_on_the_chunking(
         _chunked(chunk_size, monkeypatch)
         outcome = _outcome(path)
         assert outcome["error"] is not None
-        seen.add(repr((outcome["error"], len(outcome["events"]))))
+        seen.add(repr((outcome["error"], sum(map(len, outcome["events"].values())))))
     assert len(seen) == 1, seen
 
 
