@@ -18,13 +18,19 @@ from __future__ import annotations
 
 import operator
 from array import array
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from itertools import accumulate
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
+from ingest._columns import NONE, as_numpy, filled, rows_with
 from ingest.classify import is_communication
-from ingest.distribution import distribution
+from ingest.distribution import Distribution, group_distributions
 from ingest.events import Event, EventBlock, EventKind
 from ingest.guard import TIME_LIMIT_NS, check_columns, time_error
 
@@ -37,7 +43,7 @@ _LAUNCH_ARGS = {
     "est. achieved occupancy %": "occupancy_pct",
 }
 _KERNEL = EventKind.KERNEL
-_NONE = -1  # stands for a missing device, stream, rank or correlation in the columns
+_NONE = NONE  # stands for a missing device, stream, rank or correlation in the columns
 _LATEST, _EARLIEST = 1 << 63, -(1 << 63)
 
 
@@ -110,13 +116,13 @@ class TraceStats:
         self.k_name, self.k_start, self.k_dur = array("q"), array("q"), array("q")
         self.k_device, self.k_stream = array("q"), array("q")
         self.k_rank, self.k_corr = array("q"), array("q")
-        self._appends = tuple(
-            column.append
-            for column in (
-                self.k_name, self.k_start, self.k_dur, self.k_device, self.k_stream,
-                self.k_rank, self.k_corr,
-            )
+        self._columns = (
+            self.k_name, self.k_start, self.k_dur, self.k_device, self.k_stream, self.k_rank,
+            self.k_corr,
         )  # fmt: skip
+        self._appends = tuple(column.append for column in self._columns)
+        # the last kernel block: its first column index, its summarising rows, their extra
+        self._block: tuple[int, list[int], list[int]] = (0, [], [])
 
     def add(self, event: Event) -> None:
         """Account for one event."""
@@ -137,10 +143,12 @@ class TraceStats:
             return
         nid = self.name_ids.get(event.name)
         if nid is None:
-            nid = self._new_name(event)
+            nid = self._new_name(event.name, event.args)
         args = event.args
         if args is not None and "invocations" in args:
-            self._add_summarised(event, nid, args)
+            row = (nid, event.start_ns, event.dur_ns, event.device, event.stream, event.rank,
+                   event.correlation)  # fmt: skip
+            self._add_summarised(row, args)
             return
         name, starts, durs, devices, streams, ranks, corrs = self._appends
         name(nid)
@@ -155,32 +163,81 @@ class TraceStats:
         value = event.correlation
         corrs(_NONE if value is None else value)
 
-    def _add_summarised(self, event: Event, nid: int, args: dict[str, Any]) -> None:
-        """A row that stands for `invocations` launches of its (average) duration."""
+    def _add_summarised(self, row: tuple[Any, ...], args: dict[str, Any]) -> int:
+        """A row that stands for `invocations` launches of its (average) duration; returns
+        how many launches that is."""
         n = args["invocations"]
         n = n if isinstance(n, int) and n > 0 else 1
-        row = (nid, event.start_ns, event.dur_ns, *(
-            _NONE if v is None else v
-            for v in (event.device, event.stream, event.rank, event.correlation)
-        ))  # fmt: skip
         for append, value in zip(self._appends, row, strict=True):
             for _ in range(n):
-                append(value)
+                append(_NONE if value is None else value)
         lo, hi = args.get("duration_min_ns"), args.get("duration_max_ns")
         if isinstance(lo, int | float) and isinstance(hi, int | float):
+            nid = row[0]
             old = self.ranges.get(nid, (_LATEST, _EARLIEST))
             self.ranges[nid] = (min(old[0], round(lo)), max(old[1], round(hi)))
+        return n
 
     def add_block(self, block: EventBlock) -> None:
-        """Account for every event of a block (the same as `add` on each, row by row)."""
-        if block.kind is _KERNEL or not len(block):
-            for event in block.events():
-                self.add(event)
+        """Account for every event of a block (the same as `add` on each, row by row), over
+        its columns: a kernel block extends the kernel columns in C, looking one by one only
+        at its new names and at its rows that summarise several launches."""
+        n = len(block)
+        if not n:
+            return
+        if block.kind is _KERNEL:
+            self._add_kernels(block, n)
             return
         counts = self._counts
-        counts[block.kind] = counts.get(block.kind, 0) + len(block)
+        counts[block.kind] = counts.get(block.kind, 0) + n
         self._lo = min(self._lo, min(block.start_ns))
         self._hi = max(self._hi, max(map(operator.add, block.start_ns, block.dur_ns)))
+
+    def _add_kernels(self, block: EventBlock, n: int) -> None:
+        self._add_names(block.name, block.args)
+        columns = (
+            list(map(self.name_ids.__getitem__, block.name)), block.start_ns, block.dur_ns,
+            *(filled(c, n) for c in (block.device, block.stream, block.rank, block.correlation)),
+        )  # fmt: skip
+        summarised = rows_with(block.args, "invocations")
+        self._block = (len(self.k_dur), summarised, [])
+        if not summarised:
+            for column, values in zip(self._columns, columns, strict=True):
+                column.extend(values)
+            return
+        done = 0
+        for row in [*summarised, n]:
+            for column, values in zip(self._columns, columns, strict=True):
+                column.extend(values[done:row])
+            if row < n:
+                args: dict[str, Any] = block.args[row]  # type: ignore[index,assignment]
+                launches = self._add_summarised(tuple(c[row] for c in columns), args)
+                self._block[2].append(launches - 1)
+            done = row + 1
+
+    def block_kernel_indices(self, rows: Sequence[int]) -> list[int]:
+        """The kernel column index (launch order) of rows of the kernel block fed last; of the
+        last launch for a row that summarises several, as `add` leaves it at the end."""
+        first, summarised, extra = self._block
+        ends = list(accumulate(extra, initial=0))
+        return [first + r + ends[bisect_right(summarised, r)] for r in rows]
+
+    def _add_names(
+        self, names: Sequence[str], args: Sequence[dict[str, Any] | None] | None
+    ) -> None:
+        """Give a block's new kernel names ids in first-seen order, each classified by its
+        first row, as `add` would."""
+        ids = self.name_ids
+        new = [name for name in dict.fromkeys(names) if name not in ids]
+        if not new:
+            return
+        if args is None:
+            for name in new:
+                self._new_name(name, None)
+            return
+        first = dict(zip(reversed(names), range(len(names) - 1, -1, -1), strict=True))
+        for name in new:
+            self._new_name(name, args[first[name]])
 
     def check_kernel_times(self) -> None:
         """Refuse a kernel whose start or end lies outside ±`TIME_LIMIT_NS` (`add` checks
@@ -193,12 +250,13 @@ class TraceStats:
         k_name = self.k_name
         check_columns(_KERNEL, self.k_start, self.k_dur, lambda i: names[k_name[i]], "kernel")
 
-    def _new_name(self, event: Event) -> int:
+    def _new_name(self, name: str, args: dict[str, Any] | None) -> int:
+        """A kernel name's id; it is classified by the args of its first launch."""
         nid = len(self.names)
-        self.names.append(event.name)
-        self.name_ids[event.name] = nid
-        self.comm.append(is_communication(event))
-        args = event.args or {}
+        self.names.append(name)
+        self.name_ids[name] = nid
+        self.comm.append(is_communication(Event(_KERNEL, name, 0, 0, args=args)))
+        args = args or {}
         self.launch.append({to: args[src] for src, to in _LAUNCH_ARGS.items() if src in args})
         return nid
 
@@ -242,19 +300,24 @@ class TraceStats:
 
     def kernels(self, top: int | None = None) -> list[KernelStat]:
         """Per-name kernel stats, largest total first (ties by name, for stable output)."""
-        by_name: list[list[int]] = [[] for _ in self.names]
-        for nid, dur in zip(self.k_name, self.k_dur, strict=True):
-            by_name[nid].append(dur)
+        if not self.k_dur:
+            return []
+        names, durs = as_numpy(self.k_name), as_numpy(self.k_dur)
+        order = np.lexsort((durs, names))
+        starts = _group_starts(names[order])
         gpu_total = self.kernel_ns
         stats = [
-            self._kernel_stat(nid, durs, gpu_total) for nid, durs in enumerate(by_name) if durs
+            self._kernel_stat(nid, dist, total, gpu_total)
+            for nid, (dist, total) in zip(
+                names[order][starts].tolist(),
+                group_distributions(durs[order], starts),
+                strict=True,
+            )
         ]
         stats.sort(key=lambda k: (-k.total_ns, k.name))
         return stats[:top] if top is not None else stats
 
-    def _kernel_stat(self, nid: int, durs: list[int], gpu_total: int) -> KernelStat:
-        dist = distribution(durs)
-        total = sum(durs)
+    def _kernel_stat(self, nid: int, dist: Distribution, total: int, gpu_total: int) -> KernelStat:
         lo, hi = self.ranges.get(nid, (dist["min_ns"], dist["max_ns"]))
         return KernelStat(
             name=self.names[nid],
@@ -282,74 +345,106 @@ class TraceStats:
             op_names: CPU op names.
 
         Returns:
-            Rows ordered by `group_by` (as in `GROUP_BYS`), then total time, largest first.
+            Rows ordered by `group_by` (as in `GROUP_BYS`), then total time, largest first
+            (ties by key, then by the group's first launch).
         """
         rows: list[KernelGroupStat] = []
+        if not self.k_dur:
+            return rows
+        ops = None if cpu_op_of is None else np.asarray(cpu_op_of, dtype=np.int64)
         for group_by in GROUP_BYS:
-            keys = self._group_keys(group_by, cpu_op_of)
+            keys = self._group_keys(group_by, ops)
             if keys is not None:
                 rows.extend(self._groups(group_by, keys, op_names))
         return rows
 
-    def _group_keys(self, group_by: str, cpu_op_of: Sequence[int] | None) -> Sequence[Any] | None:
+    def _group_keys(
+        self, group_by: str, ops: NDArray[np.int64] | None
+    ) -> tuple[NDArray[np.int64], ...] | None:
+        """The key columns of a grouping; a kernel whose first key is -1 is left out of the
+        groupings by rank or CPU op (an unknown rank or launching op)."""
+        rank = as_numpy(self.k_rank)
         if group_by == "stream":
-            return list(zip(self.k_rank, self.k_device, self.k_stream, strict=True))
+            return rank, as_numpy(self.k_device), as_numpy(self.k_stream)
         if group_by == "device":
-            return list(zip(self.k_rank, self.k_device, strict=True))
+            return rank, as_numpy(self.k_device)
         if group_by == "rank":
-            return self.k_rank if any(r != _NONE for r in self.k_rank) else None
-        if group_by == "cpu_op_kernel" and cpu_op_of is not None:
-            width = len(self.names)  # one int per pair: op index * width + name id
-            return [_NONE if op == _NONE else op * width + nid
-                    for op, nid in zip(cpu_op_of, self.k_name, strict=True)]  # fmt: skip
-        return cpu_op_of if group_by == "cpu_op" else None
+            return (rank,) if bool((rank != _NONE).any()) else None
+        if ops is None:
+            return None
+        return (ops, as_numpy(self.k_name)) if group_by == "cpu_op_kernel" else (ops,)
 
     def _groups(
-        self, group_by: str, keys: Sequence[Any], op_names: Sequence[str]
+        self, group_by: str, keys: tuple[NDArray[np.int64], ...], op_names: Sequence[str]
     ) -> list[KernelGroupStat]:
-        durs: dict[Any, list[int]] = {}
-        per_name: dict[Any, dict[int, int]] = {}
-        for key, nid, dur in zip(keys, self.k_name, self.k_dur, strict=True):
-            if key == _NONE:  # a kernel whose launching op is unknown
-                continue
-            values = durs.get(key)
-            if values is None:
-                values = durs[key] = []
-                per_name[key] = {}
-            values.append(dur)
-            names = per_name[key]
-            names[nid] = names.get(nid, 0) + dur
+        names, durs = as_numpy(self.k_name), as_numpy(self.k_dur)
+        if group_by not in ("stream", "device"):
+            kept = np.flatnonzero(keys[0] != _NONE)
+            keys, names, durs = tuple(k[kept] for k in keys), names[kept], durs[kept]
+        if not len(durs):
+            return []
+        order = np.lexsort((durs, *reversed(keys)))
+        starts = _group_starts(*(k[order] for k in keys))
+        group_of = np.empty(len(order), dtype=np.int64)
+        group_of[order] = np.cumsum(_changes(*(k[order] for k in keys))) - 1
+        firsts = np.minimum.reduceat(order, starts).tolist()
+        tops = self._top_names(group_of, names, durs, len(starts))
         gpu_total = self.kernel_ns
         rows = [
-            self._group_row(group_by, key, values, per_name[key], gpu_total, op_names)
-            for key, values in durs.items()
+            self._group_row(group_by, key, dist, total, top, gpu_total, op_names)
+            for key, (dist, total), top in zip(
+                zip(*(k[order][starts].tolist() for k in keys), strict=True),
+                group_distributions(durs[order], starts),
+                tops,
+                strict=True,
+            )
         ]
-        rows.sort(key=lambda r: (-r.total_ns, r.key))
+        by_first = dict(zip(map(id, rows), firsts, strict=True))
+        rows.sort(key=lambda r: (-r.total_ns, r.key, by_first[id(r)]))
         return rows
+
+    def _top_names(
+        self,
+        group_of: NDArray[np.int64],
+        names: NDArray[np.int64],
+        durs: NDArray[np.int64],
+        groups: int,
+    ) -> list[tuple[int, int]]:
+        """Per group, (distinct kernel names, the name id with the most time; ties by name)."""
+        order = np.lexsort((names, group_of))
+        starts = _group_starts(group_of[order], names[order])
+        totals = _sums(durs[order], starts).tolist()
+        pair_group = group_of[order][starts].tolist()
+        pair_name = names[order][starts].tolist()
+        count = [0] * groups
+        best: list[tuple[int, str, int]] = [(1, "", -1)] * groups  # (-total, name, id)
+        text = self.names
+        for g, nid, total in zip(pair_group, pair_name, totals, strict=True):
+            count[g] += 1
+            candidate = (-total, text[nid], nid)
+            if best[g][2] == -1 or candidate < best[g]:
+                best[g] = candidate
+        return [(n, b[2]) for n, b in zip(count, best, strict=True)]
 
     def _group_row(
         self,
         group_by: str,
-        key: Any,
-        values: list[int],
-        names: dict[int, int],
+        key: tuple[int, ...],
+        dist: Distribution,
+        total: int,
+        top: tuple[int, int],
         gpu_total: int,
         op_names: Sequence[str],
     ) -> KernelGroupStat:
         rank, device, stream = _key_parts(group_by, key)
-        dist = distribution(values)
-        total = sum(values)
-        top = min(names.items(), key=lambda kv: (-kv[1], self.names[kv[0]]))[0]
-        if group_by == "cpu_op_kernel":
-            key //= len(self.names)
         return KernelGroupStat(
             group_by=group_by,
-            key=op_names[key] if group_by.startswith("cpu_op") else _label(rank, device, stream),
+            key=op_names[key[0]] if group_by.startswith("cpu_op") else _label(rank, device, stream),
             device=device,
             stream=stream,
             rank=rank,
-            kernels=len(names),
-            top_kernel=self.names[top],
+            kernels=top[0],
+            top_kernel=self.names[top[1]],
             count=dist["count"],
             total_ns=total,
             mean_ns=dist["mean_ns"],
@@ -361,14 +456,36 @@ class TraceStats:
         )
 
 
-def _key_parts(group_by: str, key: Any) -> tuple[int | None, int | None, int | None]:
+def _changes(*columns: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """True where a row of sorted key columns differs from the row before (and at row 0)."""
+    change = np.zeros(len(columns[0]), dtype=np.bool_)
+    change[:1] = True
+    for column in columns:
+        change[1:] |= column[1:] != column[:-1]
+    return change
+
+
+def _group_starts(*columns: NDArray[np.int64]) -> NDArray[np.intp]:
+    """Where each group of rows sorted by key columns begins."""
+    return np.flatnonzero(_changes(*columns))
+
+
+def _sums(ordered: NDArray[np.int64], starts: NDArray[np.intp]) -> NDArray[Any]:
+    """Exact sums of the groups (in Python integers when int64 could overflow)."""
+    biggest = max(abs(int(ordered.min())), abs(int(ordered.max())))
+    if biggest * len(ordered) >= 1 << 63:
+        return np.add.reduceat(ordered.astype(object), starts)
+    return np.add.reduceat(ordered, starts)
+
+
+def _key_parts(group_by: str, key: tuple[int, ...]) -> tuple[int | None, int | None, int | None]:
     """(rank, device, stream) of a group key, None where unknown or not part of the key."""
     if group_by == "stream":
         rank, device, stream = key
     elif group_by == "device":
         (rank, device), stream = key, _NONE
     elif group_by == "rank":
-        rank, device, stream = key, _NONE, _NONE
+        (rank,), device, stream = key, _NONE, _NONE
     else:
         return None, None, None
     return tuple(None if v == _NONE else v for v in (rank, device, stream))  # type: ignore[return-value]

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from operator import add as _plus
 from typing import Any
 
+from ingest._columns import NONE, rows_with
 from ingest.classify import FUSION_RULE, fusion_pattern, is_host_sync, phase_of
 from ingest.distribution import distribution
 from ingest.events import Event, EventBlock, EventKind, TraceHeader
@@ -20,7 +21,7 @@ from ingest.stats import KernelGroupStat, TraceStats
 from ingest.summary.annotations import AnnotationTrack, merge
 from ingest.summary.comm import CommTrack
 from ingest.summary.copies import CopyTrack
-from ingest.summary.cpu import NONE, CpuRanges
+from ingest.summary.cpu import CpuRanges
 from ingest.summary.memory import MemoryTrack
 from ingest.summary.shape import (
     SUMMARY_VERSION,
@@ -90,14 +91,30 @@ class SummaryBuilder:
             self._annotations.add_gpu(event)
 
     def add_block(self, block: EventBlock) -> None:
-        """Account for every event of a block (the same as `add` on each, row by row)."""
-        if block.kind is not _RUNTIME:
-            for event in block.events():
-                self.add(event)
-            return
+        """Account for every event of a block (the same as `add` on each, row by row), over
+        its columns."""
         if self._owns_stats:
             self.stats.add_block(block)
-        self._cpu.add_runtime_block(block)
+        kind = block.kind
+        if kind is _KERNEL:
+            rows = rows_with(block.args, "Collective name")
+            if rows:  # the few communication kernels with record_param_comms metadata
+                args = block.args
+                assert args is not None
+                for index, row in zip(self.stats.block_kernel_indices(rows), rows, strict=True):
+                    self._comm.add(index, args[row])  # type: ignore[arg-type]
+        elif kind is _CPU_OP:
+            self._cpu.add_op_block(block)
+        elif kind is _RUNTIME:
+            self._cpu.add_runtime_block(block)
+        elif kind is _MEMCPY or kind is _MEMSET:
+            self._copies.add_block(block)
+        elif kind is _MEMORY:
+            self._memory.add_block(block)
+        elif kind is _ANNOTATION:
+            self._annotations.add_block(block)
+        elif kind is _GPU_ANNOTATION:
+            self._annotations.add_gpu_block(block)
 
     def finish(self, header: TraceHeader) -> dict[str, Any]:
         """The JSON-ready `Summary` of everything added (`header`: the trace's header)."""

@@ -15,9 +15,9 @@ from array import array
 from collections.abc import Sequence
 from operator import add
 
+from ingest._columns import NONE, filled
 from ingest.events import Event, EventBlock
 
-NONE = -1
 _EARLIEST = -(1 << 62)  # below any start, so the first candidate always wins
 
 Probe = tuple[int, int, int]  # (time, 0 = runtime call / 1 = question, index)
@@ -48,9 +48,9 @@ class CpuRanges:
         self.names.append(name)
         return nid
 
-    def _thread_id(self, event: Event) -> int:
-        rank = event.rank
-        key: object = event.tid if rank is None else (rank, event.tid)
+    def _thread_id(self, rank: int | None, tid: int | None) -> int:
+        """The id of a thread: `tid` alone without a rank, else (rank, tid)."""
+        key: object = tid if rank is None else (rank, tid)
         thread = self._thread_ids.get(key)
         if thread is None:
             thread = self._thread_ids[key] = len(self.thread_rank)
@@ -64,7 +64,7 @@ class CpuRanges:
             nid = self._name_id(event.name)
         thread = self._thread_ids.get(event.tid) if event.rank is None else None
         if thread is None:
-            thread = self._thread_id(event)
+            thread = self._thread_id(event.rank, event.tid)
         starts, ends, names, threads = self._op_appends
         start = event.start_ns
         starts(start)
@@ -80,7 +80,7 @@ class CpuRanges:
         rank = event.rank
         thread = self._thread_ids.get(event.tid) if rank is None else None
         if thread is None:
-            thread = self._thread_id(event)
+            thread = self._thread_id(rank, event.tid)
         starts, ends, names, threads, corrs, ranks = self._rt_appends
         start = event.start_ns
         starts(start)
@@ -91,28 +91,46 @@ class CpuRanges:
         corrs(NONE if value is None else value)
         ranks(NONE if rank is None else rank)
 
+    def add_op_block(self, block: EventBlock) -> None:
+        """`add_op` for every row of a block, column by column (same ids, same order)."""
+        names, threads = self._block_ids(block)
+        self.op_start.extend(block.start_ns)
+        self.op_end.extend(map(add, block.start_ns, block.dur_ns))
+        self.op_name.extend(names)
+        self.op_thread.extend(threads)
+
     def add_runtime_block(self, block: EventBlock) -> None:
         """`add_runtime` for every row of a block, column by column (same ids, same order)."""
-        names, n = block.name, len(block)
-        for name in dict.fromkeys(names):  # new names get ids in first-seen order
+        names, threads = self._block_ids(block)
+        n = len(block)
+        self.rt_start.extend(block.start_ns)
+        self.rt_end.extend(map(add, block.start_ns, block.dur_ns))
+        self.rt_name.extend(names)
+        self.rt_thread.extend(threads)
+        self.rt_corr.extend(filled(block.correlation, n))
+        self.rt_rank.extend(filled(block.rank, n))
+
+    def _block_ids(self, block: EventBlock) -> tuple[list[int], list[int]]:
+        """Name and thread ids of a block's rows; new ones numbered in first-seen order, by
+        the rules of `_name_id` and `_thread_id`."""
+        names = block.name
+        for name in dict.fromkeys(names):
             if name not in self._name_ids:
                 self._name_id(name)
         tids = list(block.column(block.tid))
-        ranks: list[int | None] = [None] * n if block.rank is None else list(block.rank)
+        ranks = block.rank
         keys: list[object] = tids
-        if block.rank is not None:
-            keys = [t if r is None else (r, t) for r, t in zip(ranks, tids, strict=True)]
+        if ranks is not None:
+            if None in ranks:  # a mix of ranked and unranked rows: rare
+                keys = [t if r is None else (r, t) for r, t in zip(ranks, tids, strict=True)]
+            else:
+                keys = list(zip(ranks, tids, strict=True))
         threads = self._thread_ids
-        for key, rank in dict(zip(keys, ranks, strict=True)).items():
+        rows = zip(keys, zip(block.column(ranks), tids, strict=True), strict=True)
+        for key, (rank, tid) in dict(rows).items():
             if key not in threads:
-                threads[key] = len(self.thread_rank)
-                self.thread_rank.append(NONE if rank is None else rank)
-        self.rt_start.extend(block.start_ns)
-        self.rt_end.extend(map(add, block.start_ns, block.dur_ns))
-        self.rt_name.extend(map(self._name_ids.__getitem__, names))
-        self.rt_thread.extend(map(threads.__getitem__, keys))
-        self.rt_corr.extend(_filled(list(block.column(block.correlation))))
-        self.rt_rank.extend(_filled(ranks))
+                self._thread_id(rank, tid)
+        return list(map(self._name_ids.__getitem__, names)), list(map(threads.__getitem__, keys))
 
     def sweep(
         self, questions: Sequence[tuple[int, int]]
@@ -189,10 +207,3 @@ class CpuRanges:
                 slot[0], slot[1] = op_start[inner], op_name[inner]
             if last_rt != NONE and rt_end[last_rt] > t and self.rt_start[last_rt] > slot[2]:
                 slot[2], slot[3] = self.rt_start[last_rt], rt_name[last_rt]
-
-
-def _filled(values: list[int | None]) -> list[int]:
-    """The column with None as `NONE` (the copy skipped when there is no None)."""
-    if None not in values:
-        return values  # type: ignore[return-value]
-    return [NONE if v is None else v for v in values]
