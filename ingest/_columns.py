@@ -7,7 +7,8 @@ carry a key, so only those are looked at one by one. `one` is an event as a bloc
 so a track whose block path is its only definition can still take single events.
 
 Public surface (private to `ingest`): `NONE`, `filled`, `rows_with`, `arg_values`,
-`as_numpy`, `one`, `to_block`, `regroup`.
+`as_numpy`, `changes`, `group_starts`, `group_sums`, `sums_by`, `one`, `to_block`,
+`regroup`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from numpy.typing import NDArray
 from ingest.events import Event, EventBlock, EventKind
 
 NONE = -1  # a missing device, stream, rank, correlation or thread in an integer column
+Column = Sequence[int] | NDArray[np.int64]  # an integer column: `array('q')`, list or numpy
 # v -> NONE if v is None else v, as `_NONE_FOR_NONE(v, v)` (ints are hashable)
 _NONE_FOR_NONE = cast("Callable[[Any, Any], int]", {None: NONE}.get)
 _GET = cast("Callable[[Any, str], Any]", dict.get)
@@ -83,7 +85,7 @@ def one(event: Event) -> EventBlock:
     )  # fmt: skip
 
 
-def as_numpy(column: Sequence[int]) -> NDArray[np.int64]:
+def as_numpy(column: Column) -> NDArray[np.int64]:
     """An integer column as a numpy copy (a copy, so the `array('q')` can still grow)."""
     if isinstance(column, array) and len(column):
         return np.frombuffer(column, dtype=np.int64).copy()
@@ -117,4 +119,45 @@ def regroup(events: Iterable[Event], size: int) -> list[Event | EventBlock]:
             out.append(to_block(rows))
             rows.clear()
     out.extend(to_block(rows) for rows in pending.values() if rows)
+    return out
+
+
+def changes(*columns: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """True where a row of sorted key columns differs from the row before (and at row 0)."""
+    change = np.zeros(len(columns[0]), dtype=np.bool_)
+    change[:1] = True
+    for column in columns:
+        change[1:] |= column[1:] != column[:-1]
+    return change
+
+
+def group_starts(*columns: NDArray[np.int64]) -> NDArray[np.intp]:
+    """Where each group of rows sorted by key columns begins."""
+    return np.flatnonzero(changes(*columns))
+
+
+def group_sums(ordered: NDArray[np.int64], starts: NDArray[np.intp]) -> NDArray[Any]:
+    """Exact sums of the groups (in Python integers when int64 could overflow)."""
+    biggest = max(abs(int(ordered.min())), abs(int(ordered.max())))
+    if biggest * len(ordered) >= 1 << 63:
+        return np.add.reduceat(ordered.astype(object), starts)
+    return np.add.reduceat(ordered, starts)
+
+
+def sums_by(keys: Column, values: Column, n: int) -> list[int]:
+    """Exact sums of `values` per key 0..n-1 (0 for a key without values).
+
+    >>> sums_by([2, 0, 2], [5, 1, 7], 4)
+    [1, 0, 12, 0]
+    """
+    out = [0] * n
+    if not len(keys):
+        return out
+    key, value = as_numpy(keys), as_numpy(values)
+    order = np.argsort(key, kind="stable")
+    starts = group_starts(key[order])
+    for k, total in zip(
+        key[order][starts].tolist(), group_sums(value[order], starts).tolist(), strict=True
+    ):
+        out[k] = total
     return out

@@ -28,7 +28,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ingest._columns import NONE, as_numpy, filled, rows_with
+from ingest._columns import (
+    NONE,
+    Column,
+    as_numpy,
+    changes,
+    filled,
+    group_starts,
+    group_sums,
+    rows_with,
+)
 from ingest.classify import is_communication
 from ingest.distribution import Distribution, group_distributions
 from ingest.events import Event, EventBlock, EventKind
@@ -304,7 +313,7 @@ class TraceStats:
             return []
         names, durs = as_numpy(self.k_name), as_numpy(self.k_dur)
         order = np.lexsort((durs, names))
-        starts = _group_starts(names[order])
+        starts = group_starts(names[order])
         gpu_total = self.kernel_ns
         stats = [
             self._kernel_stat(nid, dist, total, gpu_total)
@@ -334,7 +343,7 @@ class TraceStats:
         )
 
     def kernel_groups(
-        self, cpu_op_of: Sequence[int] | None = None, op_names: Sequence[str] = ()
+        self, cpu_op_of: Column | None = None, op_names: Sequence[str] = ()
     ) -> list[KernelGroupStat]:
         """Kernel time per stream, device, rank (when ranks are known), launching CPU op, and
         (launching CPU op, kernel name) pair.
@@ -384,9 +393,9 @@ class TraceStats:
         if not len(durs):
             return []
         order = np.lexsort((durs, *reversed(keys)))
-        starts = _group_starts(*(k[order] for k in keys))
+        starts = group_starts(*(k[order] for k in keys))
         group_of = np.empty(len(order), dtype=np.int64)
-        group_of[order] = np.cumsum(_changes(*(k[order] for k in keys))) - 1
+        group_of[order] = np.cumsum(changes(*(k[order] for k in keys))) - 1
         firsts = np.minimum.reduceat(order, starts).tolist()
         tops = self._top_names(group_of, names, durs, len(starts))
         gpu_total = self.kernel_ns
@@ -412,8 +421,8 @@ class TraceStats:
     ) -> list[tuple[int, int]]:
         """Per group, (distinct kernel names, the name id with the most time; ties by name)."""
         order = np.lexsort((names, group_of))
-        starts = _group_starts(group_of[order], names[order])
-        totals = _sums(durs[order], starts).tolist()
+        starts = group_starts(group_of[order], names[order])
+        totals = group_sums(durs[order], starts).tolist()
         pair_group = group_of[order][starts].tolist()
         pair_name = names[order][starts].tolist()
         count = [0] * groups
@@ -454,28 +463,6 @@ class TraceStats:
             p95_ns=dist["p95_ns"],
             pct=_pct(total, gpu_total),
         )
-
-
-def _changes(*columns: NDArray[np.int64]) -> NDArray[np.bool_]:
-    """True where a row of sorted key columns differs from the row before (and at row 0)."""
-    change = np.zeros(len(columns[0]), dtype=np.bool_)
-    change[:1] = True
-    for column in columns:
-        change[1:] |= column[1:] != column[:-1]
-    return change
-
-
-def _group_starts(*columns: NDArray[np.int64]) -> NDArray[np.intp]:
-    """Where each group of rows sorted by key columns begins."""
-    return np.flatnonzero(_changes(*columns))
-
-
-def _sums(ordered: NDArray[np.int64], starts: NDArray[np.intp]) -> NDArray[Any]:
-    """Exact sums of the groups (in Python integers when int64 could overflow)."""
-    biggest = max(abs(int(ordered.min())), abs(int(ordered.max())))
-    if biggest * len(ordered) >= 1 << 63:
-        return np.add.reduceat(ordered.astype(object), starts)
-    return np.add.reduceat(ordered, starts)
 
 
 def _key_parts(group_by: str, key: tuple[int, ...]) -> tuple[int | None, int | None, int | None]:

@@ -2,7 +2,7 @@
 against this tree's (fed per-kind `EventBlock`s, and events): the same answers, or not.
 
 Run from the repository root:
-    python perf/compare_aggregates.py --before /tmp/main-tree [--sizes 1,1000,32768]
+    python perf/compare_aggregates.py --before /tmp/main-tree [--after TREE] [--sizes 1,1000]
 
 For every trace file the columnar-aggregate test walks (tests/data, perf/data and, with
 PERFDASH_TEST_CORPUS, the corpus), each side runs in its own process with PYTHONPATH at its
@@ -71,6 +71,7 @@ def files() -> list[Path]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--before", type=Path, default=Path("/work/wt/before"))
+    parser.add_argument("--after", type=Path, default=REPO, help="the tree to check")
     parser.add_argument("--sizes", default="1,1000,32768")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -80,8 +81,8 @@ def main() -> int:
     bad = 0
     for path in files():
         before = run(args.before, path, 0)
-        sides = {"events": run(REPO, path, 0)}
-        sides |= {f"blocks of {s}": run(REPO, path, int(s)) for s in args.sizes.split(",")}
+        sides = {"events": run(args.after, path, 0)}
+        sides |= {f"blocks of {s}": run(args.after, path, int(s)) for s in args.sizes.split(",")}
         diffs = [name for name, after in sides.items() if after != before]
         bad += bool(diffs)
         label = path.relative_to(path.parents[1])

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ingest._columns import NONE, arg_values, filled
+from ingest._columns import NONE, arg_values, as_numpy, filled, sums_by
 from ingest.classify import CopyName, copy_kind
 from ingest.events import Event, EventBlock, EventKind
 from ingest.summary.shape import CopyKind, TransferSummary
@@ -81,13 +81,11 @@ class CopyTrack:
 
     def transfers(self) -> TransferSummary:
         """Bytes by direction, the pinned/pageable share, and traffic per kind."""
-        count = [0] * len(self.kinds)
-        size = [0] * len(self.kinds)
-        ns = [0] * len(self.kinds)
-        for nid, dur, nbytes in zip(self.c_name, self.c_dur, self.c_bytes, strict=True):
-            count[nid] += 1
-            size[nid] += nbytes
-            ns[nid] += dur
+        n = len(self.kinds)
+        names = as_numpy(self.c_name)
+        count = np.bincount(names, minlength=n).tolist() if len(names) else [0] * n
+        size = sums_by(self.c_name, self.c_bytes, n)
+        ns = sums_by(self.c_name, self.c_dur, n)
         merged: dict[tuple[str, str, str, str], list[int]] = {}
         for nid, (op, parts) in enumerate(self.kinds):
             row = merged.setdefault((op, *parts), [0, 0, 0])
