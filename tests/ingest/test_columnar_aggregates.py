@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from ingest import IngestError, parse_file
+from ingest import IngestError, ParseError, parse_file
 from ingest._columns import regroup, to_block
 from ingest.aggregate import TraceAggregator
 from ingest.events import Event, EventBlock, EventKind, TraceFormat, TraceHeader
+from ingest.guard import MAX_NAME_CHARS
 from tests.conftest import CORPUS, DATA, REPO
 
 SIZES = (1, 7, 1000, 32768)
@@ -99,3 +100,16 @@ def test_summarised_and_collective_rows_keep_their_kernel_index() -> None:
     for cut in range(1, len(rows) + 1):
         blocks = [to_block(rows[i : i + cut]) for i in range(0, len(rows), cut)]
         assert _results(blocks, header) == expected, cut
+
+
+def test_hostile_names_in_blocks_are_fixed_or_refused_as_in_events() -> None:
+    """NUL characters become U+FFFD and an over-long name stops the ingest, naming the row:
+    the same for a block as for its rows one at a time."""
+    rows = [Event(EventKind.CPU_OP, n, i, 1, tid=1) for i, n in enumerate(["a", "b\x00c", "a"])]
+    header = TraceHeader(format=TraceFormat.KINETO)
+    assert _results([to_block(rows)], header) == _results(rows, header)
+    long = Event(EventKind.KERNEL, "k" * (MAX_NAME_CHARS + 1), 5, 1)
+    for items in ([*rows, long], [to_block(rows), to_block([rows[0], long])]):
+        with pytest.raises(ParseError) as error:
+            TraceAggregator().drain(iter(items))  # type: ignore[arg-type]
+        assert error.value.location == ("event 3" if len(items) == 4 else "event 4")
