@@ -1,5 +1,6 @@
 """Time `TraceAggregator` alone (drain, summary, kernels, kernel groups) on one trace, its
-events fed one at a time or regrouped into per-kind `EventBlock`s, median of runs.
+events fed one at a time or regrouped into per-kind `EventBlock`s, median of runs (wall and process CPU time: the
+machine may be shared).
 
 Run from the repository root (PYTHONPATH at the tree to measure):
     python perf/bench_aggregate.py [--blocks 32768] [--runs 3] [FILE]
@@ -23,15 +24,15 @@ from ingest.aggregate import TraceAggregator
 DEFAULT = Path(__file__).resolve().parent / "data" / "h200_gpt_12l.pt.trace.json.gz"
 
 
-def run_once(path: Path, items: list[Any]) -> float:
+def run_once(path: Path, items: list[Any]) -> tuple[float, float]:
     header = parse_file(path).header
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     agg = TraceAggregator()
     agg.drain(iter(items))
     agg.summary(header)
     agg.stats.kernels()
     agg.kernel_groups()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def main() -> None:
@@ -42,11 +43,13 @@ def main() -> None:
     args = parser.parse_args()
     events = list(parse_file(args.file).events)
     items: list[Any] = regroup(events, args.blocks) if args.blocks else events
-    times = [run_once(args.file, items) for _ in range(args.runs)]
+    runs = [run_once(args.file, items) for _ in range(args.runs)]
+    wall, cpu = ([r[i] for r in runs] for i in (0, 1))
     print(
         f"{args.file.name}: {len(events)} events, "
         f"{'blocks of ' + str(args.blocks) if args.blocks else 'events'}: "
-        f"median {statistics.median(times):.3f} s of {[round(t, 3) for t in times]}"
+        f"median {statistics.median(wall):.3f} s wall {[round(t, 3) for t in wall]}, "
+        f"{statistics.median(cpu):.3f} s CPU {[round(t, 3) for t in cpu]}"
     )
 
 

@@ -126,9 +126,9 @@ class CpuRanges:
             else:
                 keys = list(zip(ranks, tids, strict=True))
         threads = self._thread_ids
-        rows = zip(keys, zip(block.column(ranks), tids, strict=True), strict=True)
-        for key, (rank, tid) in dict(rows).items():
-            if key not in threads:
+        for key in dict.fromkeys(keys):
+            if key not in threads:  # a key is (rank, tid), or tid alone without a rank
+                rank, tid = key if isinstance(key, tuple) else (None, key)
                 self._thread_id(rank, tid)
         return list(map(self._name_ids.__getitem__, names)), list(map(threads.__getitem__, keys))
 

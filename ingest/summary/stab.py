@@ -47,25 +47,39 @@ class Stack:
     def innermost(self, thread: NDArray[np.int64], times: NDArray[np.int64]) -> NDArray[np.int64]:
         """Per query, the index (into the columns given) of the innermost range of its
         thread open at its time (start <= time < end), or -1."""
+        out = np.full(len(times), -1, dtype=np.int64)
+        if not len(self.ends):
+            return out
         lo = self.bounds[thread]
         last = np.empty(len(times), dtype=np.int64)  # one past the last range started by then
         for t in np.unique(thread).tolist():
             mine = thread == t
             a, b = self.bounds[t], self.bounds[t + 1]
             last[mine] = a + np.searchsorted(self.starts[a:b], times[mine], side="right")
-        low, high = lo.copy(), last.copy()  # smallest l with max(ends[l:last]) <= time
+        # smallest l with max(ends[l:last]) <= time; most often l = last (the range started
+        # last is still open: a call inside the op that launched it), settled at once
+        low = last.copy()
+        on_top = (last > lo) & (self.ends[np.maximum(last - 1, 0)] > times)
+        deeper = np.flatnonzero((last > lo) & ~on_top)
+        low[deeper] = self._search(lo[deeper], last[deeper], times[deeper])
+        found = low > lo
+        out[found] = self.order[low[found] - 1]
+        return out
+
+    def _search(
+        self, low: NDArray[np.int64], last: NDArray[np.int64], times: NDArray[np.int64]
+    ) -> NDArray[np.int64]:
+        """Binary search, per query, of the smallest l in [low, last] with every end in
+        [l, last) at or before its time."""
+        high = last.copy()
         while True:
             open_ = low < high
             if not open_.any():
-                break
+                return low
             mid = (low + high) // 2
             closed = self._max(mid, last) <= times
             high = np.where(open_ & closed, mid, high)
             low = np.where(open_ & ~closed, mid + 1, low)
-        out = np.full(len(times), -1, dtype=np.int64)
-        found = low > lo
-        out[found] = self.order[low[found] - 1]
-        return out
 
     def _max(self, left: NDArray[np.int64], right: NDArray[np.int64]) -> NDArray[np.int64]:
         """Maximum end over positions [left, right) per query (the lowest int64 if empty)."""
