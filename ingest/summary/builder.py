@@ -118,8 +118,14 @@ class SummaryBuilder:
         elif kind is _GPU_ANNOTATION:
             self._annotations.add_gpu_block(block)
 
+    def flush(self) -> None:
+        """Take in what the tracks hold in batches (`finish` does it too; the aggregator
+        calls it while it can still say which part of the stream broke a bound)."""
+        self._memory.flush()
+
     def finish(self, header: TraceHeader) -> dict[str, Any]:
         """The JSON-ready `Summary` of everything added (`header`: the trace's header)."""
+        self.flush()
         devices, gaps = self._devices()
         questions = [(rank, t) for (rank, _), gap_list in gaps.items() for _, t in gap_list]
         parents, context = self._cpu.sweep(questions)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from itertools import compress, repeat
 from typing import Any
 
-from ingest._columns import arg_values, one
+from ingest._columns import arg_values, to_block
 from ingest.events import Event, EventBlock
 from ingest.summary.shape import DeviceMemory, MemorySeries, PhaseMemory
 
@@ -29,6 +29,7 @@ MAX_POINTS = 2000
 _CPU_DEVICE_TYPE = 0
 
 _TOTALS = ("Total Allocated", "Total Reserved", "Bytes")
+_BATCH = 4096
 
 Intervals = list[tuple[int, int]]
 
@@ -72,10 +73,22 @@ class MemoryTrack:
 
     def __init__(self) -> None:
         self._tracks: dict[tuple[int | None, int], _Track] = {}
+        self._pending: list[Event] = []
 
     def add(self, event: Event) -> None:
-        """Keep the allocator totals of one GPU memory event."""
-        self.add_block(one(event))
+        """Keep the allocator totals of one GPU memory event (taken in by `add_block`, a
+        batch at a time: the rule has one definition, and single events stay cheap)."""
+        pending = self._pending
+        pending.append(event)
+        if len(pending) >= _BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Take in the events `add` holds (also done by every reader)."""
+        if self._pending:
+            block = to_block(self._pending)
+            self._pending = []
+            self.add_block(block)
 
     def add_block(self, block: EventBlock) -> None:
         """Keep the allocator totals of a block's GPU memory events, column by column.
@@ -84,6 +97,7 @@ class MemoryTrack:
         not the CPU's); its allocated total is `Total Allocated`, or else the running sum
         of the device's `Bytes`; its reserved total is `Total Reserved`, or else 0.
         """
+        self.flush()  # events held by `add` came first
         n, args = len(block), block.args
         if args is None:
             return
@@ -114,6 +128,7 @@ class MemoryTrack:
             track.add(*mine)
 
     def _sorted(self) -> list[tuple[tuple[int | None, int], list[int], list[int], list[int]]]:
+        self.flush()
         out = []
         for key in sorted(self._tracks, key=lambda k: (-1 if k[0] is None else k[0], k[1])):
             track = self._tracks[key]

@@ -113,3 +113,17 @@ def test_hostile_names_in_blocks_are_fixed_or_refused_as_in_events() -> None:
         with pytest.raises(ParseError) as error:
             TraceAggregator().drain(iter(items))  # type: ignore[arg-type]
         assert error.value.location == ("event 3" if len(items) == 4 else "event 4")
+
+
+def test_memory_events_and_blocks_mixed_keep_their_order() -> None:
+    """2021-style memory events (a running sum of `Bytes`) as single events, then a block,
+    then events: the running total follows stream order."""
+    rows = [
+        Event(EventKind.MEMORY, "[memory]", i, 0, args={"Device Id": 0, "Bytes": b})
+        for i, b in enumerate([100, -40, 7, 1000, -500, 3])
+    ]
+    header = TraceHeader(format=TraceFormat.KINETO)
+    mixed = [rows[0], rows[1], to_block(rows[2:4]), rows[4], to_block(rows[5:])]
+    expected = _results(rows, header)
+    assert expected["summary"]["memory"][0]["peak_allocated_bytes"] == 1067
+    assert _results(mixed, header) == expected
