@@ -110,17 +110,23 @@ class MemoryTrack:
         rows = list(compress(rows, map(operator.ge, _take(device, rows), repeat(0))))
         if not rows:
             return
-        keys = list(
-            zip(_take(list(block.column(block.rank)), rows), _take(device, rows), strict=True)
+        devices = _take(device, rows)
+        ranks = block.rank
+        keys: list[Any] = (
+            devices if ranks is None else list(zip(_take(ranks, rows), devices, strict=True))
         )
+        kept = _take(args, rows)
+        allocated = arg_values(kept, "Total Allocated", len(rows))
+        complete = all(map(isinstance, allocated, repeat(int)))
         columns = [
-            _take(block.start_ns, rows),
-            *(_take(arg_values(args, key, n), rows) for key in _TOTALS),
-        ]
+            _take(block.start_ns, rows), allocated, arg_values(kept, "Total Reserved", len(rows)),
+            [None] * len(rows) if complete else arg_values(kept, "Bytes", len(rows)),
+        ]  # fmt: skip
         distinct = dict.fromkeys(keys)
-        for key in distinct:
+        for value in distinct:
+            key = (None, value) if ranks is None else value
             mine = columns if len(distinct) == 1 else [
-                list(compress(c, map(operator.eq, keys, repeat(key)))) for c in columns
+                list(compress(c, map(operator.eq, keys, repeat(value)))) for c in columns
             ]  # fmt: skip
             track = self._tracks.get(key)
             if track is None:
