@@ -64,6 +64,7 @@ class TraceAggregator:
                     add_summary(item)
                     n += 1
                 yield item
+            self._summary.flush()
             self.stats.check_kernel_times()
         except OverflowError as e:  # a kernel's column (`array('q')`) refused a value
             raise _overflow_error(item, n, e) from e

@@ -66,11 +66,15 @@ class EventGuard:
         return name
 
     def names(self, names: Sequence[str], first: int, kind: EventKind) -> Sequence[str]:
-        """A block's name column, checked (returned unchanged when no name needed fixing)."""
-        fixed = [
-            n if n in self.good else self.name(n, first + i, kind) for i, n in enumerate(names)
-        ]
-        return names if all(a is b for a, b in zip(fixed, names, strict=True)) else fixed
+        """A block's name column, checked (returned unchanged when no name needed fixing);
+        each distinct name is looked at once, the column itself only in C."""
+        new = [n for n in dict.fromkeys(names) if n not in self.good]
+        if not new:
+            return names
+        at = dict(zip(reversed(names), range(len(names) - 1, -1, -1), strict=True))
+        fixed = {n: self.name(n, first + at[n], kind) for n in new}
+        changed = {n: f for n, f in fixed.items() if f is not n}
+        return list(map(changed.get, names, names)) if changed else names
 
 
 def time_error(

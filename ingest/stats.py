@@ -11,24 +11,37 @@ stats, so the CLI and the API can never disagree. Kernels are kept as integer co
 (`array('q')`, 8 bytes a value), never as Event objects, so memory grows with the number
 of kernels only; percentiles are exact because every duration is kept.
 
-Public surface: `TraceStats`, `KernelStat`, `KernelGroupStat`, `GROUP_BYS`.
+Public surface: `TraceStats`, `KernelStat`, `KernelGroupStat`, `GROUP_BYS` (the last two
+from `ingest.kernel_groups`).
 """
 
 from __future__ import annotations
 
 import operator
 from array import array
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from itertools import accumulate
 from typing import Any
 
+import numpy as np
+
+from ingest._columns import (
+    NONE,
+    Column,
+    as_numpy,
+    filled,
+    group_starts,
+    rows_with,
+)
 from ingest.classify import is_communication
-from ingest.distribution import distribution
+from ingest.distribution import Distribution, group_distributions
 from ingest.events import Event, EventBlock, EventKind
 from ingest.guard import TIME_LIMIT_NS, check_columns, time_error
+from ingest.kernel_groups import GROUP_BYS, KernelGroupStat, kernel_groups, pct
 
-GROUP_BYS = ("stream", "device", "rank", "cpu_op", "cpu_op_kernel")
 _LAUNCH_ARGS = {
     "grid": "grid",
     "block": "block",
@@ -37,7 +50,7 @@ _LAUNCH_ARGS = {
     "est. achieved occupancy %": "occupancy_pct",
 }
 _KERNEL = EventKind.KERNEL
-_NONE = -1  # stands for a missing device, stream, rank or correlation in the columns
+_NONE = NONE  # stands for a missing device, stream, rank or correlation in the columns
 _LATEST, _EARLIEST = 1 << 63, -(1 << 63)
 
 
@@ -66,32 +79,6 @@ class KernelStat:
         return asdict(self)
 
 
-@dataclass(frozen=True, slots=True)
-class KernelGroupStat:
-    """Kernel time of one stream, device, rank, launching CPU op, or (launching CPU op, kernel
-    name) pair (`group_by` "cpu_op_kernel": the compare view matches renamed kernels by it)."""
-
-    group_by: str
-    key: str  # label: "stream 7 (GPU 0)", "GPU 0", "rank 3", or the CPU op's name
-    device: int | None
-    stream: int | None
-    rank: int | None
-    kernels: int  # distinct kernel names
-    top_kernel: str  # the kernel name with the most time in this group
-    count: int
-    total_ns: int
-    mean_ns: int
-    min_ns: int
-    max_ns: int
-    p50_ns: int
-    p95_ns: int
-    pct: float
-
-    def as_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return asdict(self)
-
-
 class TraceStats:
     """Feed events one at a time with `add`; read `counts`, `kernels()` and the time span.
 
@@ -110,13 +97,13 @@ class TraceStats:
         self.k_name, self.k_start, self.k_dur = array("q"), array("q"), array("q")
         self.k_device, self.k_stream = array("q"), array("q")
         self.k_rank, self.k_corr = array("q"), array("q")
-        self._appends = tuple(
-            column.append
-            for column in (
-                self.k_name, self.k_start, self.k_dur, self.k_device, self.k_stream,
-                self.k_rank, self.k_corr,
-            )
+        self._columns = (
+            self.k_name, self.k_start, self.k_dur, self.k_device, self.k_stream, self.k_rank,
+            self.k_corr,
         )  # fmt: skip
+        self._appends = tuple(column.append for column in self._columns)
+        # the last kernel block: its first column index, its summarising rows, their extra
+        self._block: tuple[int, list[int], list[int]] = (0, [], [])
 
     def add(self, event: Event) -> None:
         """Account for one event."""
@@ -137,10 +124,12 @@ class TraceStats:
             return
         nid = self.name_ids.get(event.name)
         if nid is None:
-            nid = self._new_name(event)
+            nid = self._new_name(event.name, event.args)
         args = event.args
         if args is not None and "invocations" in args:
-            self._add_summarised(event, nid, args)
+            row = (nid, event.start_ns, event.dur_ns, event.device, event.stream, event.rank,
+                   event.correlation)  # fmt: skip
+            self._add_summarised(row, args)
             return
         name, starts, durs, devices, streams, ranks, corrs = self._appends
         name(nid)
@@ -155,32 +144,81 @@ class TraceStats:
         value = event.correlation
         corrs(_NONE if value is None else value)
 
-    def _add_summarised(self, event: Event, nid: int, args: dict[str, Any]) -> None:
-        """A row that stands for `invocations` launches of its (average) duration."""
+    def _add_summarised(self, row: tuple[Any, ...], args: dict[str, Any]) -> int:
+        """A row that stands for `invocations` launches of its (average) duration; returns
+        how many launches that is."""
         n = args["invocations"]
         n = n if isinstance(n, int) and n > 0 else 1
-        row = (nid, event.start_ns, event.dur_ns, *(
-            _NONE if v is None else v
-            for v in (event.device, event.stream, event.rank, event.correlation)
-        ))  # fmt: skip
         for append, value in zip(self._appends, row, strict=True):
             for _ in range(n):
-                append(value)
+                append(_NONE if value is None else value)
         lo, hi = args.get("duration_min_ns"), args.get("duration_max_ns")
         if isinstance(lo, int | float) and isinstance(hi, int | float):
+            nid = row[0]
             old = self.ranges.get(nid, (_LATEST, _EARLIEST))
             self.ranges[nid] = (min(old[0], round(lo)), max(old[1], round(hi)))
+        return n
 
     def add_block(self, block: EventBlock) -> None:
-        """Account for every event of a block (the same as `add` on each, row by row)."""
-        if block.kind is _KERNEL or not len(block):
-            for event in block.events():
-                self.add(event)
+        """Account for every event of a block (the same as `add` on each, row by row), over
+        its columns: a kernel block extends the kernel columns in C, looking one by one only
+        at its new names and at its rows that summarise several launches."""
+        n = len(block)
+        if not n:
+            return
+        if block.kind is _KERNEL:
+            self._add_kernels(block, n)
             return
         counts = self._counts
-        counts[block.kind] = counts.get(block.kind, 0) + len(block)
+        counts[block.kind] = counts.get(block.kind, 0) + n
         self._lo = min(self._lo, min(block.start_ns))
         self._hi = max(self._hi, max(map(operator.add, block.start_ns, block.dur_ns)))
+
+    def _add_kernels(self, block: EventBlock, n: int) -> None:
+        self._add_names(block.name, block.args)
+        columns = (
+            list(map(self.name_ids.__getitem__, block.name)), block.start_ns, block.dur_ns,
+            *(filled(c, n) for c in (block.device, block.stream, block.rank, block.correlation)),
+        )  # fmt: skip
+        summarised = rows_with(block.args, "invocations")
+        self._block = (len(self.k_dur), summarised, [])
+        if not summarised:
+            for column, values in zip(self._columns, columns, strict=True):
+                column.extend(values)
+            return
+        done = 0
+        for row in [*summarised, n]:
+            for column, values in zip(self._columns, columns, strict=True):
+                column.extend(values[done:row])
+            if row < n:
+                args: dict[str, Any] = block.args[row]  # type: ignore[index,assignment]
+                launches = self._add_summarised(tuple(c[row] for c in columns), args)
+                self._block[2].append(launches - 1)
+            done = row + 1
+
+    def block_kernel_indices(self, rows: Sequence[int]) -> list[int]:
+        """The kernel column index (launch order) of rows of the kernel block fed last; of the
+        last launch for a row that summarises several, as `add` leaves it at the end."""
+        first, summarised, extra = self._block
+        ends = list(accumulate(extra, initial=0))
+        return [first + r + ends[bisect_right(summarised, r)] for r in rows]
+
+    def _add_names(
+        self, names: Sequence[str], args: Sequence[dict[str, Any] | None] | None
+    ) -> None:
+        """Give a block's new kernel names ids in first-seen order, each classified by its
+        first row, as `add` would."""
+        ids = self.name_ids
+        new = [name for name in dict.fromkeys(names) if name not in ids]
+        if not new:
+            return
+        if args is None:
+            for name in new:
+                self._new_name(name, None)
+            return
+        first = dict(zip(reversed(names), range(len(names) - 1, -1, -1), strict=True))
+        for name in new:
+            self._new_name(name, args[first[name]])
 
     def check_kernel_times(self) -> None:
         """Refuse a kernel whose start or end lies outside ±`TIME_LIMIT_NS` (`add` checks
@@ -193,12 +231,13 @@ class TraceStats:
         k_name = self.k_name
         check_columns(_KERNEL, self.k_start, self.k_dur, lambda i: names[k_name[i]], "kernel")
 
-    def _new_name(self, event: Event) -> int:
+    def _new_name(self, name: str, args: dict[str, Any] | None) -> int:
+        """A kernel name's id; it is classified by the args of its first launch."""
         nid = len(self.names)
-        self.names.append(event.name)
-        self.name_ids[event.name] = nid
-        self.comm.append(is_communication(event))
-        args = event.args or {}
+        self.names.append(name)
+        self.name_ids[name] = nid
+        self.comm.append(is_communication(Event(_KERNEL, name, 0, 0, args=args)))
+        args = args or {}
         self.launch.append({to: args[src] for src, to in _LAUNCH_ARGS.items() if src in args})
         return nid
 
@@ -242,19 +281,24 @@ class TraceStats:
 
     def kernels(self, top: int | None = None) -> list[KernelStat]:
         """Per-name kernel stats, largest total first (ties by name, for stable output)."""
-        by_name: list[list[int]] = [[] for _ in self.names]
-        for nid, dur in zip(self.k_name, self.k_dur, strict=True):
-            by_name[nid].append(dur)
+        if not self.k_dur:
+            return []
+        names, durs = as_numpy(self.k_name), as_numpy(self.k_dur)
+        order = np.lexsort((durs, names))
+        starts = group_starts(names[order])
         gpu_total = self.kernel_ns
         stats = [
-            self._kernel_stat(nid, durs, gpu_total) for nid, durs in enumerate(by_name) if durs
+            self._kernel_stat(nid, dist, total, gpu_total)
+            for nid, (dist, total) in zip(
+                names[order][starts].tolist(),
+                group_distributions(durs[order], starts),
+                strict=True,
+            )
         ]
         stats.sort(key=lambda k: (-k.total_ns, k.name))
         return stats[:top] if top is not None else stats
 
-    def _kernel_stat(self, nid: int, durs: list[int], gpu_total: int) -> KernelStat:
-        dist = distribution(durs)
-        total = sum(durs)
+    def _kernel_stat(self, nid: int, dist: Distribution, total: int, gpu_total: int) -> KernelStat:
         lo, hi = self.ranges.get(nid, (dist["min_ns"], dist["max_ns"]))
         return KernelStat(
             name=self.names[nid],
@@ -263,7 +307,7 @@ class TraceStats:
             mean_ns=dist["mean_ns"],
             min_ns=min(lo, dist["min_ns"]),
             max_ns=max(hi, dist["max_ns"]),
-            pct=_pct(total, gpu_total),
+            pct=pct(total, gpu_total),
             p50_ns=dist["p50_ns"],
             p95_ns=dist["p95_ns"],
             category="communication" if self.comm[nid] else "compute",
@@ -271,123 +315,11 @@ class TraceStats:
         )
 
     def kernel_groups(
-        self, cpu_op_of: Sequence[int] | None = None, op_names: Sequence[str] = ()
+        self, cpu_op_of: Column | None = None, op_names: Sequence[str] = ()
     ) -> list[KernelGroupStat]:
         """Kernel time per stream, device, rank (when ranks are known), launching CPU op, and
-        (launching CPU op, kernel name) pair.
-
-        Args:
-            cpu_op_of: per kernel (launch order), the index into `op_names` of the CPU op
-                that launched it, or -1; None skips the `cpu_op` grouping.
-            op_names: CPU op names.
-
-        Returns:
-            Rows ordered by `group_by` (as in `GROUP_BYS`), then total time, largest first.
-        """
-        rows: list[KernelGroupStat] = []
-        for group_by in GROUP_BYS:
-            keys = self._group_keys(group_by, cpu_op_of)
-            if keys is not None:
-                rows.extend(self._groups(group_by, keys, op_names))
-        return rows
-
-    def _group_keys(self, group_by: str, cpu_op_of: Sequence[int] | None) -> Sequence[Any] | None:
-        if group_by == "stream":
-            return list(zip(self.k_rank, self.k_device, self.k_stream, strict=True))
-        if group_by == "device":
-            return list(zip(self.k_rank, self.k_device, strict=True))
-        if group_by == "rank":
-            return self.k_rank if any(r != _NONE for r in self.k_rank) else None
-        if group_by == "cpu_op_kernel" and cpu_op_of is not None:
-            width = len(self.names)  # one int per pair: op index * width + name id
-            return [_NONE if op == _NONE else op * width + nid
-                    for op, nid in zip(cpu_op_of, self.k_name, strict=True)]  # fmt: skip
-        return cpu_op_of if group_by == "cpu_op" else None
-
-    def _groups(
-        self, group_by: str, keys: Sequence[Any], op_names: Sequence[str]
-    ) -> list[KernelGroupStat]:
-        durs: dict[Any, list[int]] = {}
-        per_name: dict[Any, dict[int, int]] = {}
-        for key, nid, dur in zip(keys, self.k_name, self.k_dur, strict=True):
-            if key == _NONE:  # a kernel whose launching op is unknown
-                continue
-            values = durs.get(key)
-            if values is None:
-                values = durs[key] = []
-                per_name[key] = {}
-            values.append(dur)
-            names = per_name[key]
-            names[nid] = names.get(nid, 0) + dur
-        gpu_total = self.kernel_ns
-        rows = [
-            self._group_row(group_by, key, values, per_name[key], gpu_total, op_names)
-            for key, values in durs.items()
-        ]
-        rows.sort(key=lambda r: (-r.total_ns, r.key))
-        return rows
-
-    def _group_row(
-        self,
-        group_by: str,
-        key: Any,
-        values: list[int],
-        names: dict[int, int],
-        gpu_total: int,
-        op_names: Sequence[str],
-    ) -> KernelGroupStat:
-        rank, device, stream = _key_parts(group_by, key)
-        dist = distribution(values)
-        total = sum(values)
-        top = min(names.items(), key=lambda kv: (-kv[1], self.names[kv[0]]))[0]
-        if group_by == "cpu_op_kernel":
-            key //= len(self.names)
-        return KernelGroupStat(
-            group_by=group_by,
-            key=op_names[key] if group_by.startswith("cpu_op") else _label(rank, device, stream),
-            device=device,
-            stream=stream,
-            rank=rank,
-            kernels=len(names),
-            top_kernel=self.names[top],
-            count=dist["count"],
-            total_ns=total,
-            mean_ns=dist["mean_ns"],
-            min_ns=dist["min_ns"],
-            max_ns=dist["max_ns"],
-            p50_ns=dist["p50_ns"],
-            p95_ns=dist["p95_ns"],
-            pct=_pct(total, gpu_total),
-        )
+        (launching CPU op, kernel name) pair: see `ingest.kernel_groups.kernel_groups`."""
+        return kernel_groups(self, cpu_op_of, op_names)
 
 
-def _key_parts(group_by: str, key: Any) -> tuple[int | None, int | None, int | None]:
-    """(rank, device, stream) of a group key, None where unknown or not part of the key."""
-    if group_by == "stream":
-        rank, device, stream = key
-    elif group_by == "device":
-        (rank, device), stream = key, _NONE
-    elif group_by == "rank":
-        rank, device, stream = key, _NONE, _NONE
-    else:
-        return None, None, None
-    return tuple(None if v == _NONE else v for v in (rank, device, stream))  # type: ignore[return-value]
-
-
-def _label(rank: int | None, device: int | None, stream: int | None) -> str:
-    """A readable group key.
-
-    >>> _label(None, 0, 7), _label(3, 1, None), _label(2, None, None)
-    ('stream 7 (GPU 0)', 'rank 3 GPU 1', 'rank 2')
-    """
-    parts = []
-    if rank is not None:
-        parts.append(f"rank {rank}")
-    if device is not None:
-        parts.append(f"GPU {device}")
-    text = " ".join(parts)
-    return f"stream {stream} ({text})" if stream is not None else text
-
-
-def _pct(part: int, whole: int) -> float:
-    return round(100.0 * part / whole, 3) if whole else 0.0
+__all__ = ["GROUP_BYS", "KernelGroupStat", "KernelStat", "TraceStats"]

@@ -16,9 +16,11 @@ Public surface: `AnnotationTrack`, `merge`.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import compress
 
+from ingest._columns import one
 from ingest.classify import phase_of
-from ingest.events import Event, EventKind
+from ingest.events import Event, EventBlock, EventKind
 from ingest.steps import Launch, Range, find_steps, summarize
 from ingest.summary.shape import StepSummary
 
@@ -26,7 +28,8 @@ Intervals = list[tuple[int, int]]
 
 
 class AnnotationTrack:
-    """Feed user annotations (`add`) and their GPU mirrors (`add_gpu`).
+    """Feed user annotations (`add`, `add_block`) and their GPU mirrors (`add_gpu`,
+    `add_gpu_block`).
 
     Args:
         step_marker: the step marker the user chose for this trace, if any.
@@ -41,20 +44,34 @@ class AnnotationTrack:
 
     def add(self, event: Event) -> None:
         """Keep a CPU annotation: a step candidate, and a phase when it names one."""
-        name = event.name
-        self._ranges.append(
-            Range(name, event.start_ns, event.dur_ns, event.rank, event.pid, event.tid)
-        )
-        phase = self._phase_of.get(name, "")
-        if phase == "":
-            phase = self._phase_of[name] = phase_of(EventKind.ANNOTATION, name)
-        if phase is not None:
-            ranges = self.phases.setdefault((event.rank, phase), [])
-            ranges.append((event.start_ns, event.start_ns + event.dur_ns))
+        self.add_block(one(event))
+
+    def add_block(self, block: EventBlock) -> None:
+        """Keep a block of CPU annotations (each name's phase looked up once)."""
+        names, starts, durs, ranks = block.name, block.start_ns, block.dur_ns, block.rank
+        c = block.column
+        self._ranges.extend(map(Range, names, starts, durs, c(ranks), c(block.pid), c(block.tid)))
+        phase_of_name = self._phase_of
+        for name in dict.fromkeys(names):
+            if name not in phase_of_name:
+                phase_of_name[name] = phase_of(EventKind.ANNOTATION, name)
+        phases = list(map(phase_of_name.__getitem__, names))
+        if phases.count(None) == len(phases):
+            return
+        for row in compress(range(len(phases)), phases):  # the few phase ranges
+            rank = None if ranks is None else ranks[row]
+            ranges = self.phases.setdefault((rank, phases[row]), [])  # type: ignore[arg-type]
+            ranges.append((starts[row], starts[row] + durs[row]))
 
     def add_gpu(self, event: Event) -> None:
         """Keep a GPU mirror; those of the step marker widen their step's GPU extent."""
-        self._mirrors.append(Range(event.name, event.start_ns, event.dur_ns, event.rank))
+        self.add_gpu_block(one(event))
+
+    def add_gpu_block(self, block: EventBlock) -> None:
+        """Keep a block of GPU mirrors."""
+        self._mirrors.extend(
+            map(Range, block.name, block.start_ns, block.dur_ns, block.column(block.rank))
+        )
 
     def steps(self, launched: Iterable[Launch]) -> StepSummary:
         """Every step with its CPU and GPU durations, their distributions and the marker.

@@ -10,17 +10,20 @@ Public surface: `SummaryBuilder`, `MAX_GAPS`, `has_timeline`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from operator import add as _plus
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
+from ingest._columns import NONE, as_numpy, changes, rows_with, sums_by
 from ingest.classify import FUSION_RULE, fusion_pattern, is_host_sync, phase_of
-from ingest.distribution import distribution
+from ingest.distribution import group_distributions
 from ingest.events import Event, EventBlock, EventKind, TraceHeader
 from ingest.stats import KernelGroupStat, TraceStats
 from ingest.summary.annotations import AnnotationTrack, merge
 from ingest.summary.comm import CommTrack
 from ingest.summary.copies import CopyTrack
-from ingest.summary.cpu import NONE, CpuRanges
+from ingest.summary.cpu import CpuRanges
 from ingest.summary.memory import MemoryTrack
 from ingest.summary.shape import (
     SUMMARY_VERSION,
@@ -38,9 +41,9 @@ MAX_GAPS = 20
 _KERNEL, _CPU_OP, _RUNTIME = EventKind.KERNEL, EventKind.CPU_OP, EventKind.RUNTIME
 _MEMCPY, _MEMSET, _MEMORY = EventKind.MEMCPY, EventKind.MEMSET, EventKind.MEMORY
 _ANNOTATION, _GPU_ANNOTATION = EventKind.ANNOTATION, EventKind.GPU_ANNOTATION
-_COMM_CODE = Category.COMMUNICATION << 1
 
 DeviceKey = tuple[int, int]  # (rank or -1, device or -1)
+_NONE_AS_NONE = {NONE: None}.get  # r -> None if r == NONE else r, as `_NONE_AS_NONE(r, r)`
 
 
 class SummaryBuilder:
@@ -65,7 +68,7 @@ class SummaryBuilder:
         self._memory = MemoryTrack()
         self._annotations = AnnotationTrack(step_marker)
         self._comm = CommTrack()
-        self._kernel_op: list[int] | None = None
+        self._kernel_op: NDArray[np.int64] | None = None
 
     def add(self, event: Event) -> None:
         """Account for one event."""
@@ -90,22 +93,43 @@ class SummaryBuilder:
             self._annotations.add_gpu(event)
 
     def add_block(self, block: EventBlock) -> None:
-        """Account for every event of a block (the same as `add` on each, row by row)."""
-        if block.kind is not _RUNTIME:
-            for event in block.events():
-                self.add(event)
-            return
+        """Account for every event of a block (the same as `add` on each, row by row), over
+        its columns."""
         if self._owns_stats:
             self.stats.add_block(block)
-        self._cpu.add_runtime_block(block)
+        kind = block.kind
+        if kind is _KERNEL:
+            rows = rows_with(block.args, "Collective name")
+            if rows:  # the few communication kernels with record_param_comms metadata
+                args = block.args
+                assert args is not None
+                for index, row in zip(self.stats.block_kernel_indices(rows), rows, strict=True):
+                    self._comm.add(index, args[row])  # type: ignore[arg-type]
+        elif kind is _CPU_OP:
+            self._cpu.add_op_block(block)
+        elif kind is _RUNTIME:
+            self._cpu.add_runtime_block(block)
+        elif kind is _MEMCPY or kind is _MEMSET:
+            self._copies.add_block(block)
+        elif kind is _MEMORY:
+            self._memory.add_block(block)
+        elif kind is _ANNOTATION:
+            self._annotations.add_block(block)
+        elif kind is _GPU_ANNOTATION:
+            self._annotations.add_gpu_block(block)
+
+    def flush(self) -> None:
+        """Take in what the tracks hold in batches (`finish` does it too; the aggregator
+        calls it while it can still say which part of the stream broke a bound)."""
+        self._memory.flush()
 
     def finish(self, header: TraceHeader) -> dict[str, Any]:
         """The JSON-ready `Summary` of everything added (`header`: the trace's header)."""
+        self.flush()
         devices, gaps = self._devices()
         questions = [(rank, t) for (rank, _), gap_list in gaps.items() for _, t in gap_list]
         parents, context = self._cpu.sweep(questions)
-        runtime = self._runtime_index()
-        launch = self._launch(parents, runtime)
+        launch = self._launch(parents)
         timeline = has_timeline(header)
         if not timeline:
             for device in devices:
@@ -117,7 +141,7 @@ class SummaryBuilder:
             "timeline": timeline,
             "gpu": self._gpu(devices, timeline),
             "devices": devices,
-            "steps": self._annotations.steps(self._launched(runtime)),
+            "steps": self._annotations.steps(self._launched()),
             "launch": launch,
             "transfers": self._copies.transfers(),
             "memory": self._memory.devices(),
@@ -132,62 +156,52 @@ class SummaryBuilder:
         """Kernel stats per stream, device, rank and launching CPU op (after `finish`)."""
         return self.stats.kernel_groups(self._kernel_op, self._cpu.names)
 
-    def _span(self) -> tuple[int, int] | None:
-        starts = [self.stats.k_start, self._copies.c_start]
-        durs = [self.stats.k_dur, self._copies.c_dur]
-        firsts = [min(s) for s in starts if s]
-        if not firsts:
-            return None
-        lasts = [max(map(_plus, s, d)) for s, d in zip(starts, durs, strict=True) if s]
-        return min(firsts), max(lasts)
-
-    def _boundaries(self, origin: int) -> tuple[dict[DeviceKey, list[int]], dict[Any, set[int]]]:
-        per_device: dict[DeviceKey, list[int]] = {}
-        streams: dict[DeviceKey, set[int]] = {}
+    def _intervals(self) -> dict[str, NDArray[np.int64]]:
+        """Every kernel, then every copy and memset, as columns; `category` is the
+        `Category` the time split gives it, `kernel` 1 for a kernel."""
         st, cp = self.stats, self._copies
-        comm, category = st.comm, cp.category
-        columns = (
-            (st.k_start, st.k_dur, st.k_device, st.k_rank, st.k_stream, st.k_name, True),
-            (cp.c_start, cp.c_dur, cp.c_device, cp.c_rank, cp.c_stream, cp.c_name, False),
+        comm = np.asarray(st.comm, dtype=np.int64) * Category.COMMUNICATION
+        kernel_names, copy_names = as_numpy(st.k_name), as_numpy(cp.c_name)
+        category = np.concatenate(
+            (comm[kernel_names], np.asarray(cp.category, dtype=np.int64)[copy_names])
         )
-        for starts, durs, devs, ranks, strms, names, is_kernel in columns:
-            last: DeviceKey | None = None
-            keys: list[int] = []
-            seen: set[int] = set()
-            for s, d, dev, rank, stream, nid in zip(
-                starts, durs, devs, ranks, strms, names, strict=True
-            ):
-                if last is None or dev != last[1] or rank != last[0]:
-                    last = (rank, dev)
-                    keys = per_device.setdefault(last, [])
-                    seen = streams.setdefault(last, set())
-                code = (_COMM_CODE if comm[nid] else 0) if is_kernel else category[nid] << 1
-                rel = s - origin
-                keys.append((rel << 4) | code | 1)
-                keys.append(((rel + d) << 4) | code)
-                seen.add(stream)
-        return per_device, streams
+        columns = {
+            name: np.concatenate((as_numpy(kernels), as_numpy(copies)))
+            for name, kernels, copies in (
+                ("start", st.k_start, cp.c_start), ("dur", st.k_dur, cp.c_dur),
+                ("rank", st.k_rank, cp.c_rank), ("device", st.k_device, cp.c_device),
+                ("stream", st.k_stream, cp.c_stream),
+            )
+        }  # fmt: skip
+        kernel = np.zeros(len(category), dtype=np.int64)
+        kernel[: len(kernel_names)] = 1
+        return columns | {"category": category, "kernel": kernel}
 
     def _devices(self) -> tuple[list[DeviceSummary], dict[DeviceKey, list[Gap]]]:
-        span = self._span()
-        if span is None:
+        c = self._intervals()
+        if not len(c["start"]):
             return [], {}
-        origin, end = span
-        per_device, streams = self._boundaries(origin)
-        launches: dict[DeviceKey, int] = {}
-        for dev, rank in zip(self.stats.k_device, self.stats.k_rank, strict=True):
-            launches[(rank, dev)] = launches.get((rank, dev), 0) + 1
+        origin = int(c["start"].min())
+        starts = c["start"] - origin
+        ends = starts + c["dur"]
+        span = int(ends.max())
+        order = np.lexsort((c["device"], c["rank"]))
+        firsts = np.flatnonzero(changes(c["rank"][order], c["device"][order]))
         devices: list[DeviceSummary] = []
         gaps: dict[DeviceKey, list[Gap]] = {}
-        for key in sorted(per_device):
-            split, device_gaps = split_device(per_device[key], end - origin, MAX_GAPS)
+        for rows in np.split(order, firsts[1:]):
+            key = (int(c["rank"][rows[0]]), int(c["device"][rows[0]]))
+            split, device_gaps = split_device(
+                starts[rows], ends[rows], c["category"][rows], span, MAX_GAPS
+            )
             gaps[key] = [(dur, origin + offset) for dur, offset in device_gaps]
+            streams = np.unique(c["stream"][rows])
             devices.append(
                 {
                     "device": key[1],
                     "rank": None if key[0] == NONE else key[0],
-                    "streams": sorted(s for s in streams[key] if s != NONE),
-                    "kernels": launches.get(key, 0),
+                    "streams": streams[streams != NONE].tolist(),
+                    "kernels": int(c["kernel"][rows].sum()),
                     "time": split,
                 }
             )
@@ -203,68 +217,77 @@ class SummaryBuilder:
             "time": time if timeline else None,
         }
 
-    def _runtime_index(self) -> dict[Any, int]:
-        """Runtime call index by correlation id (keyed with the rank when ranks are known);
-        the first call wins when several share one. Built from the reversed columns, so
-        the dict's own overwrite keeps the first, without a Python loop per call."""
-        corrs, ranks = self._cpu.rt_corr, self._cpu.rt_rank
-        n = len(corrs)
-        keys: Sequence[Any] = corrs
-        if ranks.count(NONE) != n:
-            keys = [c if r == NONE else (r, c) for c, r in zip(corrs, ranks, strict=True)]
-        runtime: dict[Any, int] = dict(zip(reversed(keys), range(n - 1, -1, -1), strict=True))
-        for rank in {NONE, *ranks}:
-            runtime.pop(NONE if rank == NONE else (rank, NONE), None)
-        return runtime
+    def _runtime_of(self, corrs: Sequence[int], ranks: Sequence[int]) -> NDArray[np.int64]:
+        """Per kernel or copy, the index of its runtime call (the first with its rank and
+        correlation id), or -1: matched per distinct rank with a sorted search."""
+        cpu = self._cpu
+        rt_corr, rt_rank = as_numpy(cpu.rt_corr), as_numpy(cpu.rt_rank)
+        corr, rank = as_numpy(corrs), as_numpy(ranks)
+        out = np.full(len(corr), NONE, dtype=np.int64)
+        for r in np.unique(rt_rank).tolist():
+            calls = np.flatnonzero((rt_rank == r) & (rt_corr != NONE))
+            keys, first = np.unique(rt_corr[calls], return_index=True)
+            mine = np.flatnonzero((rank == r) & (corr != NONE))
+            if not len(keys) or not len(mine):
+                continue
+            at = np.minimum(np.searchsorted(keys, corr[mine]), len(keys) - 1)
+            hit = keys[at] == corr[mine]
+            out[mine[hit]] = calls[first[at[hit]]]
+        return out
 
-    def _launched(self, runtime: dict[Any, int]) -> Iterator[tuple[int | None, int, int, int]]:
+    def _launched(self) -> Iterator[tuple[int | None, int, int, int]]:
         """(rank, runtime start, GPU start, GPU end) of every kernel, copy and memset."""
-        st, cp, rt_start = self.stats, self._copies, self._cpu.rt_start
+        st, cp = self.stats, self._copies
+        rt_start = as_numpy(self._cpu.rt_start)
         for corrs, ranks, starts, durs in (
             (st.k_corr, st.k_rank, st.k_start, st.k_dur),
             (cp.c_corr, cp.c_rank, cp.c_start, cp.c_dur),
         ):
-            for corr, rank, start, dur in zip(corrs, ranks, starts, durs, strict=True):
-                i = runtime.get(corr if rank == NONE else (rank, corr)) if corr != NONE else None
-                if i is not None:
-                    yield (None if rank == NONE else rank), rt_start[i], start, start + dur
+            calls = self._runtime_of(corrs, ranks)
+            rows = np.flatnonzero(calls != NONE)
+            start = as_numpy(starts)[rows]
+            rank = as_numpy(ranks)[rows].tolist()
+            yield from zip(
+                map(_NONE_AS_NONE, rank, rank),
+                rt_start[calls[rows]].tolist(),
+                start.tolist(),
+                (start + as_numpy(durs)[rows]).tolist(),
+                strict=True,
+            )
 
-    def _launch(self, parents: list[int], runtime: dict[Any, int]) -> LaunchSummary:
-        cpu, st = self._cpu, self.stats
-        delays: list[int] = []
-        kernel_op = [NONE] * len(st.k_dur)
-        rt_start = cpu.rt_start
-        for k, (corr, rank, start) in enumerate(zip(st.k_corr, st.k_rank, st.k_start, strict=True)):
-            i = runtime.get(corr if rank == NONE else (rank, corr)) if corr != NONE else None
-            if i is not None:
-                delays.append(start - rt_start[i])
-                kernel_op[k] = parents[i]
+    def _launch(self, parents: list[int]) -> LaunchSummary:
+        st = self.stats
+        calls = self._runtime_of(st.k_corr, st.k_rank)
+        matched = np.flatnonzero(calls != NONE)
+        delays = as_numpy(st.k_start)[matched] - as_numpy(self._cpu.rt_start)[calls[matched]]
+        kernel_op = np.full(len(calls), NONE, dtype=np.int64)
+        kernel_op[matched] = np.asarray(parents, dtype=np.int64)[calls[matched]]
         self._kernel_op = kernel_op
+        start = np.zeros(1, dtype=np.intp)
         return {
-            "delay": distribution(delays) if delays else None,
-            "matched": len(delays),
-            "unmatched": len(kernel_op) - len(delays),
+            "delay": group_distributions(np.sort(delays), start)[0][0] if len(delays) else None,
+            "matched": len(matched),
+            "unmatched": len(calls) - len(matched),
         }
 
     def _phases(self) -> dict[tuple[int | None, str], list[tuple[int, int]]]:
         ranges = {key: list(value) for key, value in self._annotations.phases.items()}
         cpu = self._cpu
-        backward = {i for i, name in enumerate(cpu.names) if phase_of(_CPU_OP, name)}
+        backward = [i for i, name in enumerate(cpu.names) if phase_of(_CPU_OP, name)]
         if backward:
-            for nid, start, end, thread in zip(
-                cpu.op_name, cpu.op_start, cpu.op_end, cpu.op_thread, strict=True
-            ):
-                if nid in backward:
-                    rank = cpu.thread_rank[thread]
-                    key = (None if rank == NONE else rank, "backward")
-                    ranges.setdefault(key, []).append((start, end))
+            rows = np.flatnonzero(np.isin(as_numpy(cpu.op_name), backward))
+            rank = as_numpy(cpu.thread_rank)[as_numpy(cpu.op_thread)[rows]]
+            starts, ends = as_numpy(cpu.op_start)[rows], as_numpy(cpu.op_end)[rows]
+            for r in np.unique(rank).tolist():
+                mine = rank == r
+                key = (None if r == NONE else r, "backward")
+                spans = zip(starts[mine].tolist(), ends[mine].tolist(), strict=True)
+                ranges.setdefault(key, []).extend(spans)
         return {key: merge(value) for key, value in ranges.items()}
 
     def _fusion(self) -> FusionSummary:
         st = self.stats
-        totals = [0] * len(st.names)
-        for nid, dur in zip(st.k_name, st.k_dur, strict=True):
-            totals[nid] += dur
+        totals = sums_by(st.k_name, st.k_dur, len(st.names))
         by_pattern: dict[str, int] = {}
         for name, total in zip(st.names, totals, strict=True):
             pattern = fusion_pattern(name)
@@ -310,4 +333,5 @@ def _idle_gaps(
 
 
 def _empty_split() -> TimeSplit:
-    return split_device([], 0, 0)[0]
+    empty = np.zeros(0, dtype=np.int64)
+    return split_device(empty, empty, empty, 0, 0)[0]

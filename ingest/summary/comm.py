@@ -12,6 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+
+from ingest._columns import as_numpy, sums_by
 from ingest.stats import TraceStats
 from ingest.summary.shape import Collective, CommunicationSummary
 
@@ -54,23 +57,29 @@ class CommTrack:
 
     def summary(self, stats: TraceStats) -> CommunicationSummary:
         """Communication kernels grouped by collective, largest total time first."""
-        groups: dict[str, list[Any]] = {}
-        kernels = total = 0
-        for i, (nid, dur) in enumerate(zip(stats.k_name, stats.k_dur, strict=True)):
-            if not stats.comm[nid]:
-                continue
-            kernels += 1
-            total += dur
-            meta = self._meta.get(i)
-            name = meta[0] if meta and meta[0] else collective_of(stats.names[nid])
-            row = groups.setdefault(name, [0, 0, [], set(), set()])
-            row[0] += 1
-            row[1] += dur
-            if meta is not None:
-                _add_meta(row, meta)
-        collectives = [_collective(name, *row) for name, row in groups.items()]
-        collectives.sort(key=lambda c: (-c["total_ns"], c["collective"]))
-        return {"kernels": kernels, "total_ns": total, "collectives": collectives}
+        names, durs = as_numpy(stats.k_name), as_numpy(stats.k_dur)
+        rows = (
+            np.flatnonzero(np.asarray(stats.comm, dtype=np.bool_)[names]) if len(names) else names
+        )
+        collectives: list[str] = []  # the collective of each name id, then of each meta
+        index: dict[str, int] = {}
+        code = np.asarray(
+            [index.setdefault(collective_of(n), len(index)) for n in stats.names], dtype=np.int64
+        )[names[rows]] if len(rows) else rows  # fmt: skip
+        metas = [(i, m) for i, m in sorted(self._meta.items()) if stats.comm[stats.k_name[i]]]
+        at = np.searchsorted(rows, [i for i, _ in metas]).astype(np.int64)
+        for j, (_, meta) in zip(at.tolist(), metas, strict=True):
+            if meta[0]:
+                code[j] = index.setdefault(meta[0], len(index))
+        collectives = list(index)
+        count = np.bincount(code, minlength=len(collectives)).tolist()
+        totals = sums_by(code, durs[rows], len(collectives))
+        groups = {c: [count[i], totals[i], [], set(), set()] for i, c in enumerate(collectives)}
+        for j, (_, meta) in zip(at.tolist(), metas, strict=True):
+            _add_meta(groups[collectives[code[j]]], meta)
+        found = [_collective(name, *row) for name, row in groups.items() if row[0]]
+        found.sort(key=lambda c: (-c["total_ns"], c["collective"]))
+        return {"kernels": len(rows), "total_ns": sum(totals), "collectives": found}
 
 
 def _add_meta(row: list[Any], meta: Meta) -> None:

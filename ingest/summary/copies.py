@@ -9,18 +9,22 @@ Public surface: `CopyTrack`.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
+
+from ingest._columns import NONE, arg_values, as_numpy, filled, sums_by
 from ingest.classify import CopyName, copy_kind
-from ingest.events import Event, EventKind
+from ingest.events import Event, EventBlock, EventKind
 from ingest.summary.shape import CopyKind, TransferSummary
 from ingest.summary.timesplit import Category
 
-NONE = -1
 _HOST_KINDS = {"HtoD": 0, "DtoH": 1}
 
 
 class CopyTrack:
-    """Feed memcpy and memset events with `add`; read columns and `transfers()`."""
+    """Feed memcpy and memset events with `add` or `add_block`; read columns and `transfers()`."""
 
     def __init__(self) -> None:
         self._name_ids: dict[str, int] = {}
@@ -34,9 +38,8 @@ class CopyTrack:
         """Keep one memcpy or memset."""
         nid = self._name_ids.get(event.name)
         if nid is None:
-            nid = self._new_name(event)
+            nid = self._new_name(event.name, event.kind)
         args = event.args
-        size = args.get("bytes") if args else None
         device, rank, stream = event.device, event.rank, event.stream
         self.c_name.append(nid)
         self.c_start.append(event.start_ns)
@@ -46,12 +49,28 @@ class CopyTrack:
         self.c_stream.append(NONE if stream is None else stream)
         corr = event.correlation
         self.c_corr.append(NONE if corr is None else corr)
-        self.c_bytes.append(size if isinstance(size, int) and size > 0 else 0)
+        self.c_bytes.extend(_sizes([args.get("bytes") if args else None]))
 
-    def _new_name(self, event: Event) -> int:
-        nid = self._name_ids[event.name] = len(self.kinds)
-        parts = copy_kind(event.name)
-        if event.kind is EventKind.MEMSET:
+    def add_block(self, block: EventBlock) -> None:
+        """`add` for every row of a block, column by column (same ids, same order)."""
+        n = len(block)
+        for name in dict.fromkeys(block.name):
+            if name not in self._name_ids:
+                self._new_name(name, block.kind)
+        self.c_name.extend(map(self._name_ids.__getitem__, block.name))
+        self.c_start.extend(block.start_ns)
+        self.c_dur.extend(block.dur_ns)
+        for column, values in (
+            (self.c_device, block.device), (self.c_rank, block.rank),
+            (self.c_stream, block.stream), (self.c_corr, block.correlation),
+        ):  # fmt: skip
+            column.extend(filled(values, n))
+        self.c_bytes.extend(_sizes(arg_values(block.args, "bytes", n)))
+
+    def _new_name(self, name: str, kind: EventKind) -> int:
+        nid = self._name_ids[name] = len(self.kinds)
+        parts = copy_kind(name)
+        if kind is EventKind.MEMSET:
             self.kinds.append(("memset", parts))
             self.category.append(Category.MEMSET)
         else:
@@ -62,13 +81,11 @@ class CopyTrack:
 
     def transfers(self) -> TransferSummary:
         """Bytes by direction, the pinned/pageable share, and traffic per kind."""
-        count = [0] * len(self.kinds)
-        size = [0] * len(self.kinds)
-        ns = [0] * len(self.kinds)
-        for nid, dur, nbytes in zip(self.c_name, self.c_dur, self.c_bytes, strict=True):
-            count[nid] += 1
-            size[nid] += nbytes
-            ns[nid] += dur
+        n = len(self.kinds)
+        names = as_numpy(self.c_name)
+        count = np.bincount(names, minlength=n).tolist() if len(names) else [0] * n
+        size = sums_by(self.c_name, self.c_bytes, n)
+        ns = sums_by(self.c_name, self.c_dur, n)
         merged: dict[tuple[str, str, str, str], list[int]] = {}
         for nid, (op, parts) in enumerate(self.kinds):
             row = merged.setdefault((op, *parts), [0, 0, 0])
@@ -78,6 +95,17 @@ class CopyTrack:
         kinds = [_copy_kind(key, *row) for key, row in merged.items()]
         kinds.sort(key=lambda k: (-k["bytes"], k["op"], k["kind"], k["src"], k["dst"]))
         return _transfers(kinds)
+
+
+def _sizes(values: list[Any]) -> Sequence[int]:
+    """The `bytes` args of copies as counted: a positive integer, else 0.
+
+    >>> _sizes([5, 0, -3]), _sizes([5, None, 2.5, "7", True])
+    ([5, 0, 0], [5, 0, 0, 0, True])
+    """
+    if len(values) > 16 and set(map(type, values)) == {int}:  # a block's usual column: in C
+        return np.maximum(np.array(values, dtype=np.int64), 0).tolist()  # type: ignore[no-any-return]
+    return [v if isinstance(v, int) and v > 0 else 0 for v in values]
 
 
 def _copy_kind(key: tuple[str, str, str, str], count: int, size: int, ns: int) -> CopyKind:

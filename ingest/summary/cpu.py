@@ -2,9 +2,9 @@
 
 Two questions need the CPU side: which CPU op launched a kernel (kernel -> runtime call by
 correlation id -> innermost cpu_op on the runtime call's thread enclosing its start), and
-what the CPU was doing when a GPU went idle. Both are answered by one sweep per thread over
-the ranges sorted by start, with a stack of open ops, so the cost is a sort, not a search
-per question.
+what the CPU was doing when a GPU went idle. Both ask for the innermost op open on a thread
+at a time, answered for every runtime call and question at once over the columns
+(`ingest.summary.stab`: what a stack of open ops swept in time would hold on top).
 
 Public surface: `CpuRanges`.
 """
@@ -15,12 +15,12 @@ from array import array
 from collections.abc import Sequence
 from operator import add
 
+import numpy as np
+from numpy.typing import NDArray
+
+from ingest._columns import NONE, as_numpy, changes, filled
 from ingest.events import Event, EventBlock
-
-NONE = -1
-_EARLIEST = -(1 << 62)  # below any start, so the first candidate always wins
-
-Probe = tuple[int, int, int]  # (time, 0 = runtime call / 1 = question, index)
+from ingest.summary.stab import Stack
 
 
 class CpuRanges:
@@ -48,9 +48,9 @@ class CpuRanges:
         self.names.append(name)
         return nid
 
-    def _thread_id(self, event: Event) -> int:
-        rank = event.rank
-        key: object = event.tid if rank is None else (rank, event.tid)
+    def _thread_id(self, rank: int | None, tid: int | None) -> int:
+        """The id of a thread: `tid` alone without a rank, else (rank, tid)."""
+        key: object = tid if rank is None else (rank, tid)
         thread = self._thread_ids.get(key)
         if thread is None:
             thread = self._thread_ids[key] = len(self.thread_rank)
@@ -64,7 +64,7 @@ class CpuRanges:
             nid = self._name_id(event.name)
         thread = self._thread_ids.get(event.tid) if event.rank is None else None
         if thread is None:
-            thread = self._thread_id(event)
+            thread = self._thread_id(event.rank, event.tid)
         starts, ends, names, threads = self._op_appends
         start = event.start_ns
         starts(start)
@@ -80,7 +80,7 @@ class CpuRanges:
         rank = event.rank
         thread = self._thread_ids.get(event.tid) if rank is None else None
         if thread is None:
-            thread = self._thread_id(event)
+            thread = self._thread_id(rank, event.tid)
         starts, ends, names, threads, corrs, ranks = self._rt_appends
         start = event.start_ns
         starts(start)
@@ -91,28 +91,46 @@ class CpuRanges:
         corrs(NONE if value is None else value)
         ranks(NONE if rank is None else rank)
 
+    def add_op_block(self, block: EventBlock) -> None:
+        """`add_op` for every row of a block, column by column (same ids, same order)."""
+        names, threads = self._block_ids(block)
+        self.op_start.extend(block.start_ns)
+        self.op_end.extend(map(add, block.start_ns, block.dur_ns))
+        self.op_name.extend(names)
+        self.op_thread.extend(threads)
+
     def add_runtime_block(self, block: EventBlock) -> None:
         """`add_runtime` for every row of a block, column by column (same ids, same order)."""
-        names, n = block.name, len(block)
-        for name in dict.fromkeys(names):  # new names get ids in first-seen order
+        names, threads = self._block_ids(block)
+        n = len(block)
+        self.rt_start.extend(block.start_ns)
+        self.rt_end.extend(map(add, block.start_ns, block.dur_ns))
+        self.rt_name.extend(names)
+        self.rt_thread.extend(threads)
+        self.rt_corr.extend(filled(block.correlation, n))
+        self.rt_rank.extend(filled(block.rank, n))
+
+    def _block_ids(self, block: EventBlock) -> tuple[list[int], list[int]]:
+        """Name and thread ids of a block's rows; new ones numbered in first-seen order, by
+        the rules of `_name_id` and `_thread_id`."""
+        names = block.name
+        for name in dict.fromkeys(names):
             if name not in self._name_ids:
                 self._name_id(name)
         tids = list(block.column(block.tid))
-        ranks: list[int | None] = [None] * n if block.rank is None else list(block.rank)
+        ranks = block.rank
         keys: list[object] = tids
-        if block.rank is not None:
-            keys = [t if r is None else (r, t) for r, t in zip(ranks, tids, strict=True)]
+        if ranks is not None:
+            if None in ranks:  # a mix of ranked and unranked rows: rare
+                keys = [t if r is None else (r, t) for r, t in zip(ranks, tids, strict=True)]
+            else:
+                keys = list(zip(ranks, tids, strict=True))
         threads = self._thread_ids
-        for key, rank in dict(zip(keys, ranks, strict=True)).items():
-            if key not in threads:
-                threads[key] = len(self.thread_rank)
-                self.thread_rank.append(NONE if rank is None else rank)
-        self.rt_start.extend(block.start_ns)
-        self.rt_end.extend(map(add, block.start_ns, block.dur_ns))
-        self.rt_name.extend(map(self._name_ids.__getitem__, names))
-        self.rt_thread.extend(map(threads.__getitem__, keys))
-        self.rt_corr.extend(_filled(list(block.column(block.correlation))))
-        self.rt_rank.extend(_filled(ranks))
+        for key in dict.fromkeys(keys):
+            if key not in threads:  # a key is (rank, tid), or tid alone without a rank
+                rank, tid = key if isinstance(key, tuple) else (None, key)
+                self._thread_id(rank, tid)
+        return list(map(self._name_ids.__getitem__, names)), list(map(threads.__getitem__, keys))
 
     def sweep(
         self, questions: Sequence[tuple[int, int]]
@@ -125,74 +143,88 @@ class CpuRanges:
         Returns:
             Per runtime call, the name id of the innermost cpu_op enclosing its start on its
             thread (-1 if none); per question, the names of the innermost cpu_op (latest
-            start, any thread of that rank) and of the runtime call running at that time.
+            start, any thread of that rank) and of the runtime call running at that time
+            (the thread's latest call started by then, if it has not ended).
         """
-        parents = [NONE] * len(self.rt_start)
-        best: list[list[int]] = [[_EARLIEST, NONE, _EARLIEST, NONE] for _ in questions]
-        ops, probes = self._by_thread(questions)
-        for thread, thread_probes in probes.items():
-            self._sweep_thread(ops.get(thread, []), thread_probes, parents, best)
+        threads = len(self.thread_rank)
+        starts, ends, thread = (as_numpy(c) for c in (self.op_start, self.op_end, self.op_thread))
+        ops = Stack(starts, ends, thread, threads)
+        op_name = as_numpy(self.op_name)
+        rt_start, rt_thread = as_numpy(self.rt_start), as_numpy(self.rt_thread)
+        inner = ops.innermost(rt_thread, rt_start)
+        parents = _pick(op_name, inner).tolist()
         names = self.names
+        op, rt = self._context(questions, ops, op_name)
         context = [
-            (names[op] if op != NONE else None, names[rt] if rt != NONE else None)
-            for _, op, _, rt in best
+            (names[o] if o != NONE else None, names[r] if r != NONE else None)
+            for o, r in zip(op, rt, strict=True)
         ]
         return parents, context
 
-    def _by_thread(
-        self, questions: Sequence[tuple[int, int]]
-    ) -> tuple[dict[int, list[int]], dict[int, list[Probe]]]:
-        ops: dict[int, list[int]] = {}
-        for i, thread in enumerate(self.op_thread):
-            ops.setdefault(thread, []).append(i)
-        start, end = self.op_start, self.op_end
-        for indices in ops.values():  # enclosing op first when two start together
-            indices.sort(key=end.__getitem__, reverse=True)
-            indices.sort(key=start.__getitem__)
-        probes: dict[int, list[Probe]] = {}
-        for i, (thread, t) in enumerate(zip(self.rt_thread, self.rt_start, strict=True)):
-            probes.setdefault(thread, []).append((t, 0, i))
-        for thread, rank in enumerate(self.thread_rank):
-            asked = [(t, 1, q) for q, (r, t) in enumerate(questions) if r == rank]
-            if asked:
-                probes.setdefault(thread, []).extend(asked)
-        for thread_probes in probes.values():
-            thread_probes.sort()
-        return ops, probes
+    def _context(
+        self, questions: Sequence[tuple[int, int]], ops: Stack, op_name: NDArray[np.int64]
+    ) -> tuple[list[int], list[int]]:
+        """Per question, the name ids of the innermost op and of the running runtime call.
+        Threads of the question's rank are tried in turn (those with runtime calls by their
+        first call, then the others by id); a later thread wins only with a later start."""
+        q_rank = np.asarray([r for r, _ in questions], dtype=np.int64)
+        q_time = np.asarray([t for _, t in questions], dtype=np.int64)
+        rt_thread = as_numpy(self.rt_thread)
+        order = list(dict.fromkeys(rt_thread.tolist()))
+        seen = set(order)
+        order += [t for t in range(len(self.thread_rank)) if t not in seen]
+        thread_rank = np.asarray(self.thread_rank, dtype=np.int64)
+        pairs = [(t, np.flatnonzero(q_rank == thread_rank[t])) for t in order]
+        thread = np.concatenate([np.full(len(q), t) for t, q in pairs] + [np.zeros(0, np.int64)])
+        asked = np.concatenate([q for _, q in pairs] + [np.zeros(0, np.int64)])
+        times = q_time[asked]
+        op = ops.innermost(thread, times)
+        op_start = as_numpy(self.op_start)
+        best_op = _first_latest(asked, op >= 0, _pick(op_start, op), len(questions))
+        op_of = _pick(op_name, _pick(op, best_op))
+        rt = self._last_call(thread, times)
+        rt_start, rt_end = as_numpy(self.rt_start), as_numpy(self.rt_end)
+        running = (rt >= 0) & (_pick(rt_end, rt) > times)
+        best_rt = _first_latest(asked, running, _pick(rt_start, rt), len(questions))
+        rt_name = as_numpy(self.rt_name)
+        rt_of = _pick(rt_name, _pick(rt, best_rt))
+        return op_of.tolist(), rt_of.tolist()
 
-    def _sweep_thread(
-        self, ops: list[int], probes: list[Probe], parents: list[int], best: list[list[int]]
-    ) -> None:
-        op_start, op_end, op_name = self.op_start, self.op_end, self.op_name
-        rt_end, rt_name = self.rt_end, self.rt_name
-        open_end: list[int] = []
-        open_op: list[int] = []
-        last_rt = NONE
-        j, n = 0, len(ops)
-        for t, what, index in probes:
-            while j < n and op_start[ops[j]] <= t:
-                o = ops[j]
-                while open_end and open_end[-1] <= op_start[o]:
-                    open_end.pop(), open_op.pop()
-                open_end.append(op_end[o])
-                open_op.append(o)
-                j += 1
-            while open_end and open_end[-1] <= t:
-                open_end.pop(), open_op.pop()
-            inner = open_op[-1] if open_op else NONE
-            if what == 0:
-                parents[index] = op_name[inner] if inner != NONE else NONE
-                last_rt = index
-                continue
-            slot = best[index]
-            if inner != NONE and op_start[inner] > slot[0]:
-                slot[0], slot[1] = op_start[inner], op_name[inner]
-            if last_rt != NONE and rt_end[last_rt] > t and self.rt_start[last_rt] > slot[2]:
-                slot[2], slot[3] = self.rt_start[last_rt], rt_name[last_rt]
+    def _last_call(self, thread: NDArray[np.int64], times: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Per query, the thread's runtime call started last by its time (the latest index
+        among equal starts), or -1."""
+        rt_start, rt_thread = as_numpy(self.rt_start), as_numpy(self.rt_thread)
+        order = np.lexsort((np.arange(len(rt_start)), rt_start, rt_thread))
+        starts = rt_start[order]
+        bounds = np.searchsorted(rt_thread[order], np.arange(len(self.thread_rank) + 1))
+        out = np.full(len(times), -1, dtype=np.int64)
+        for t in np.unique(thread).tolist():
+            mine = np.flatnonzero(thread == t)
+            a, b = bounds[t], bounds[t + 1]
+            at = a + np.searchsorted(starts[a:b], times[mine], side="right") - 1
+            hit = at >= a
+            out[mine[hit]] = order[at[hit]]
+        return out
 
 
-def _filled(values: list[int | None]) -> list[int]:
-    """The column with None as `NONE` (the copy skipped when there is no None)."""
-    if None not in values:
-        return values  # type: ignore[return-value]
-    return [NONE if v is None else v for v in values]
+def _pick(values: NDArray[np.int64], index: NDArray[np.int64]) -> NDArray[np.int64]:
+    """`values[index]` where index >= 0, else -1."""
+    out = np.full(len(index), NONE, dtype=np.int64)
+    ok = index >= 0
+    out[ok] = values[index[ok]]
+    return out
+
+
+def _first_latest(
+    question: NDArray[np.int64], ok: NDArray[np.bool_], start: NDArray[np.int64], n: int
+) -> NDArray[np.int64]:
+    """Per question, the pair (index into the pairs, in thread order) with the latest start
+    among those `ok`, the first on a tie; -1 if none."""
+    out = np.full(n, -1, dtype=np.int64)
+    rows = np.flatnonzero(ok)
+    if not len(rows):
+        return out
+    order = rows[np.lexsort((rows, -start[rows], question[rows]))]
+    first = np.flatnonzero(changes(question[order]))
+    out[question[order][first]] = order[first]
+    return out

@@ -14,17 +14,28 @@ Public surface: `MemoryTrack`, `MAX_POINTS`, `thin`.
 
 from __future__ import annotations
 
+import operator
 from array import array
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from itertools import compress, repeat
 from typing import Any
 
-from ingest.events import Event
+from ingest._columns import arg_values, to_block
+from ingest.events import Event, EventBlock
 from ingest.summary.shape import DeviceMemory, MemorySeries, PhaseMemory
 
 MAX_POINTS = 2000
 _CPU_DEVICE_TYPE = 0
 
+_TOTALS = ("Total Allocated", "Total Reserved", "Bytes")
+_BATCH = 4096
+
 Intervals = list[tuple[int, int]]
+
+
+def _take(values: Sequence[Any], rows: list[int]) -> list[Any]:
+    return list(map(values.__getitem__, rows))
 
 
 class _Track:
@@ -34,40 +45,96 @@ class _Track:
         self.ts, self.allocated, self.reserved = array("q"), array("q"), array("q")
         self.running = 0
 
+    def add(
+        self, ts: list[int], allocated: list[Any], reserved: list[Any], sizes: list[Any]
+    ) -> None:
+        """Append samples (see `MemoryTrack.add_block` for the rule); in C unless some
+        sample lacks an integer total (2021 traces), then for those samples alone."""
+        self.ts.extend(ts)
+        ints = map(isinstance, allocated, repeat(int))
+        missing = list(compress(range(len(allocated)), map(operator.not_, ints)))
+        if missing:
+            allocated = list(allocated)
+            running = self.running
+            for i in missing:
+                size = sizes[i]
+                running += size if isinstance(size, int) else 0
+                allocated[i] = running
+            self.running = running
+        self.allocated.extend(allocated)
+        if not all(map(isinstance, reserved, repeat(int))):
+            reserved = [r if isinstance(r, int) else 0 for r in reserved]
+        self.reserved.extend(reserved)
+
 
 class MemoryTrack:
-    """Feed `[memory]` events with `add`; `devices()` and `phases()` summarise them."""
+    """Feed `[memory]` events with `add_block` (or `add`); `devices()` and `phases()`
+    summarise them."""
 
     def __init__(self) -> None:
         self._tracks: dict[tuple[int | None, int], _Track] = {}
-        self._last: _Track | None = None  # most events repeat the previous device
-        self._last_key: tuple[int | None, int] = (None, -1)
+        self._pending: list[Event] = []
 
     def add(self, event: Event) -> None:
-        """Keep the allocator totals of one GPU memory event."""
-        args = event.args
-        if not args or args.get("Device Type") == _CPU_DEVICE_TYPE:
+        """Keep the allocator totals of one GPU memory event (taken in by `add_block`, a
+        batch at a time: the rule has one definition, and single events stay cheap)."""
+        pending = self._pending
+        pending.append(event)
+        if len(pending) >= _BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Take in the events `add` holds (also done by every reader)."""
+        if self._pending:
+            block = to_block(self._pending)
+            self._pending = []
+            self.add_block(block)
+
+    def add_block(self, block: EventBlock) -> None:
+        """Keep the allocator totals of a block's GPU memory events, column by column.
+
+        A row counts when its args name a GPU (`Device Id` an integer >= 0, `Device Type`
+        not the CPU's); its allocated total is `Total Allocated`, or else the running sum
+        of the device's `Bytes`; its reserved total is `Total Reserved`, or else 0.
+        """
+        self.flush()  # events held by `add` came first
+        n, args = len(block), block.args
+        if args is None:
             return
-        device = args.get("Device Id")
-        if not isinstance(device, int) or device < 0:
+        device = arg_values(args, "Device Id", n)
+        on_cpu = map(operator.eq, arg_values(args, "Device Type", n), repeat(_CPU_DEVICE_TYPE))
+        gpu = list(
+            map(operator.and_, map(isinstance, device, repeat(int)), map(operator.not_, on_cpu))
+        )
+        rows = list(compress(range(n), gpu))
+        rows = list(compress(rows, map(operator.ge, _take(device, rows), repeat(0))))
+        if not rows:
             return
-        track = self._last
-        if track is None or device != self._last_key[1] or event.rank != self._last_key[0]:
-            key = self._last_key = (event.rank, device)
+        devices = _take(device, rows)
+        ranks = block.rank
+        keys: list[Any] = (
+            devices if ranks is None else list(zip(_take(ranks, rows), devices, strict=True))
+        )
+        kept = _take(args, rows)
+        allocated = arg_values(kept, "Total Allocated", len(rows))
+        complete = all(map(isinstance, allocated, repeat(int)))
+        columns = [
+            _take(block.start_ns, rows), allocated, arg_values(kept, "Total Reserved", len(rows)),
+            [None] * len(rows) if complete else arg_values(kept, "Bytes", len(rows)),
+        ]  # fmt: skip
+        distinct = dict.fromkeys(keys)
+        for value in distinct:
+            key = (None, value) if ranks is None else value
+            mine = columns if len(distinct) == 1 else [
+                list(compress(c, map(operator.eq, keys, repeat(value)))) for c in columns
+            ]  # fmt: skip
             track = self._tracks.get(key)
             if track is None:
                 track = self._tracks[key] = _Track()
-            self._last = track
-        allocated, reserved = args.get("Total Allocated"), args.get("Total Reserved")
-        if not isinstance(allocated, int):
-            bytes_ = args.get("Bytes")
-            track.running += bytes_ if isinstance(bytes_, int) else 0
-            allocated = track.running
-        track.ts.append(event.start_ns)
-        track.allocated.append(allocated)
-        track.reserved.append(reserved if isinstance(reserved, int) else 0)
+            track.add(*mine)
 
     def _sorted(self) -> list[tuple[tuple[int | None, int], list[int], list[int], list[int]]]:
+        self.flush()
         out = []
         for key in sorted(self._tracks, key=lambda k: (-1 if k[0] is None else k[0], k[1])):
             track = self._tracks[key]

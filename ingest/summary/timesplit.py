@@ -1,11 +1,11 @@
 """How a device's GPU span was spent: busy, idle, the split by category, and overlaps.
 
 One sweep over the sorted start/end boundaries of every interval on a device answers
-everything at once (unions per category, the exclusive split, overlaps, idle gaps). A
-boundary is one integer, `(time << 4) | (category << 1) | is_start`, so sorting needs no
-tuples and a million kernels sort in well under a second.
+everything at once (unions per category, the exclusive split, overlaps, idle gaps), in
+numpy: the number of open intervals of each category between consecutive boundaries is a
+cumulative sum, and every figure is a sum of segment lengths under a mask.
 
-Public surface: `Category`, `boundaries`, `split_device`, `add_splits`, `Gap`.
+Public surface: `Category`, `split_device`, `add_splits`, `Gap`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from enum import IntEnum
+
+import numpy as np
+from numpy.typing import NDArray
 
 from ingest.summary.shape import TimeSplit
 
@@ -29,70 +32,69 @@ class Category(IntEnum):
     MEMSET = 4
 
 
-def boundaries(out: list[int], start: int, dur: int, category: int) -> None:
-    """Append the two boundary keys of one interval; `start` is relative to the span start.
+def split_device(
+    starts: NDArray[np.int64],
+    ends: NDArray[np.int64],
+    categories: NDArray[np.int64],
+    span_ns: int,
+    max_gaps: int,
+) -> tuple[TimeSplit, list[Gap]]:
+    """Sweep one device's intervals over [0, span_ns), over columns.
 
-    >>> keys = []; boundaries(keys, 10, 5, Category.MEMSET); keys
-    [169, 248]
-    """
-    out.append((start << 4) | (category << 1) | 1)
-    out.append(((start + dur) << 4) | (category << 1))
-
-
-def split_device(keys: list[int], span_ns: int, max_gaps: int) -> tuple[TimeSplit, list[Gap]]:
-    """Sweep one device's boundaries (sorted in place) over [0, span_ns).
+    Args:
+        starts: interval starts, relative to the span start.
+        ends: interval ends, likewise.
+        categories: each interval's `Category`.
+        span_ns: the span's length.
+        max_gaps: how many idle gaps to keep.
 
     Returns:
         The time split and the `max_gaps` longest idle gaps, longest first.
     """
-    # One flat loop on purpose: it runs once per boundary (two per interval), and a helper
-    # call per segment would cost as much as the loop body.
-    keys.sort()
-    active = [0, 0, 0, 0, 0]
-    busy = comp_u = comm_u = host_u = copy_u = mset_u = 0  # unions
-    ex_comm = ex_copy = ex_mset = comm_comp = copy_comp = 0  # exclusive split, overlaps
-    gaps: list[Gap] = []
-    prev = depth = 0
-    for key in keys:
-        t = key >> 4
-        if t > prev:
-            seg = t - prev
-            if depth:
-                busy += seg
-                comp, comm, host, other, mset = active
-                if comp:
-                    comp_u += seg
-                    if comm:
-                        comm_comp += seg
-                    if host:
-                        copy_comp += seg
-                elif comm:
-                    ex_comm += seg
-                elif host or other:
-                    ex_copy += seg
-                else:
-                    ex_mset += seg
-                if comm:
-                    comm_u += seg
-                if host:
-                    host_u += seg
-                if host or other:
-                    copy_u += seg
-                if mset:
-                    mset_u += seg
-            elif len(gaps) < max_gaps or seg > gaps[0][0]:
-                _keep(gaps, (seg, prev), max_gaps)
-            prev = t
-        code = key & 15
-        step = 1 if code & 1 else -1
-        active[code >> 1] += step
-        depth += step
-    if span_ns > prev:
-        _keep(gaps, (span_ns - prev, prev), max_gaps)
-    unions = (busy, comp_u, comm_u, host_u, copy_u, mset_u)
-    return _split(span_ns, unions, (ex_comm, ex_copy, ex_mset), comm_comp, copy_comp), sorted(
-        gaps, reverse=True
-    )
+    times = np.maximum(np.concatenate((starts, ends, [0])), 0)  # before 0 counts at 0
+    steps = np.concatenate((np.ones(len(starts)), -np.ones(len(ends)), [0]))
+    codes = np.concatenate((categories, categories, [0]))
+    at, where = np.unique(times, return_inverse=True)
+    width = len(at)  # active[c, i]: intervals of category c open over [at[i], at[i + 1])
+    delta = np.bincount(codes * width + where, weights=steps, minlength=len(Category) * width)
+    active = np.cumsum(delta.reshape(len(Category), width).astype(np.int64), axis=1)[:, :-1] != 0
+    seg = np.diff(at)
+    depth = np.cumsum(np.bincount(where, weights=steps, minlength=width).astype(np.int64))
+    busy = depth[:-1] != 0
+    comp, comm, host, other, mset = (row & busy for row in active)
+    copy = host | other
+    rest = busy & ~comp
+
+    def ns(mask: NDArray[np.bool_]) -> int:
+        return int(seg[mask].sum())
+
+    unions = (ns(busy), ns(comp), ns(comm), ns(host), ns(copy), ns(mset))
+    exclusive = (ns(rest & comm), ns(rest & ~comm & copy), ns(rest & ~comm & ~copy))
+    idle = ~busy
+    final = (span_ns - int(at[-1]), int(at[-1])) if span_ns > at[-1] else None
+    gaps = _longest(seg[idle], at[:-1][idle], final, max_gaps)
+    return _split(span_ns, unions, exclusive, ns(comp & comm), ns(comp & host)), gaps
+
+
+def _longest(
+    seg: NDArray[np.int64], start: NDArray[np.int64], final: Gap | None, size: int
+) -> list[Gap]:
+    """The `size` gaps a sweep in time order keeps: a gap enters when there is room or it is
+    longer than the shortest kept (the trailing gap: when it is larger as a tuple), evicting
+    the smallest tuple. Only gaps at least as long as the size-th longest can be kept, so
+    only those are swept one by one."""
+    if len(seg) + (final is not None) > size > 0:
+        lengths = np.append(seg, final[0]) if final is not None else seg
+        shortest = np.partition(lengths, len(lengths) - size)[len(lengths) - size]
+        keep = seg >= shortest
+        seg, start = seg[keep], start[keep]
+    heap: list[Gap] = []
+    for gap in zip(seg.tolist(), start.tolist(), strict=True):
+        if len(heap) < size or gap[0] > heap[0][0]:
+            _keep(heap, gap, size)
+    if final is not None:
+        _keep(heap, final, size)
+    return sorted(heap, reverse=True)
 
 
 def _keep(heap: list[Gap], gap: Gap, size: int) -> None:
