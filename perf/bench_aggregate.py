@@ -1,6 +1,6 @@
 """Time `TraceAggregator` alone (drain, summary, kernels, kernel groups) on one trace, its
-events fed one at a time or regrouped into per-kind `EventBlock`s, median of runs (wall and process CPU time: the
-machine may be shared).
+events fed one at a time or regrouped into per-kind `EventBlock`s, median of runs (wall and
+process CPU time: the machine may be shared).
 
 Run from the repository root (PYTHONPATH at the tree to measure):
     python perf/bench_aggregate.py [--blocks 32768] [--runs 3] [FILE]
