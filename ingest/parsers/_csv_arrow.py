@@ -36,7 +36,12 @@ from ingest.errors import ParseError
 
 BLOCK_SIZE = 1 << 22  # bytes parsed at a time; one record must fit in one block
 FIELD_LIMIT = 131072  # `csv.field_size_limit()`'s default, which the old readers had
-WHITESPACE = "".join(c for c in map(chr, range(0x110000)) if c.isspace())  # str.strip's set
+# str.strip's set: every character whose `isspace()` is true (a test checks it; computing it
+# here took 0.15 s at every import of the parsers)
+WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 
 
 class CsvError(ParseError):

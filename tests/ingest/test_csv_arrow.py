@@ -251,3 +251,10 @@ def test_ncu_details_truncated_mid_row(tmp_path: Path) -> None:
     lines = ncu_lines(NCU_DETAILS)
     names, report = ncu_events(tmp_path, [*lines[:-1], ",".join(lines[-1].split(",")[:5])])
     assert names and report.skipped == 1
+
+
+def test_whitespace_is_str_strips_set() -> None:
+    """The literal equals every character `str.isspace` accepts, the set `str.strip` trims."""
+    from ingest.parsers._csv_arrow import WHITESPACE
+
+    assert WHITESPACE == "".join(c for c in map(chr, range(0x110000)) if c.isspace())
