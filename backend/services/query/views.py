@@ -85,7 +85,8 @@ SELECT id, name, start_ns, dur_ns, rank, device, stream, correlation,
 FROM {DATASET} WHERE kind = 'kernel'
 """
 _FLOW_COLUMNS = {
-    "launch_id": "The runtime call's event id.",
+    "launch_id": "The runtime call's event id (the outermost one, where a runtime call "
+    "and the driver call inside it share the correlation id).",
     "gpu_id": "The GPU event's id.",
     "launch_name": "The runtime call (cudaLaunchKernel, cuLaunchKernel, ...).",
     "gpu_kind": "kernel, memcpy or memset.",
@@ -111,6 +112,7 @@ SELECT l.id AS launch_id, g.id AS gpu_id, l.name AS launch_name, g.kind AS gpu_k
 FROM {DATASET} AS g JOIN {DATASET} AS l
   ON l.correlation = g.correlation AND l.rank IS NOT DISTINCT FROM g.rank
 WHERE g.kind IN {_GPU_WORK} AND l.kind = 'runtime'
+QUALIFY row_number() OVER (PARTITION BY g.id ORDER BY l.start_ns, l.id) = 1
 """
 _COUNTER_COLUMNS = {
     "event_id": "The event's id.",
