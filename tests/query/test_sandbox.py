@@ -191,3 +191,30 @@ def test_reads_need_the_same_permission_as_other_trace_reads(world: World, setti
         ]:
             assert call(url, {}).status_code == 401
             assert call(url, token_headers(get_engine(), "metrics:write")).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT '\x00'",
+        "SELECT " + "(" * 3000 + "1" + ")" * 3000,
+        "SELECT 1 IN (" + ", ".join(str(i) for i in range(20_000)) + ")",
+        "SELECT 'é€😀' AS ✓",
+        "SELECT * FROM range(1000000000000)",
+        "SELECT setseed(0.5)",
+        "SELECT * FROM duckdb_settings() WHERE name = 'enable_external_access'",
+    ],
+)
+def test_hostile_selects_get_an_answer_not_a_crash(world: World, sql: str) -> None:
+    response = world.client.post(
+        f"/api/v1/traces/{world.traces[TRACE]}/query", json={"sql": sql, "limit": 10}
+    )
+    assert response.status_code in (200, 422), response.text
+    _healthy(world)
+
+
+def test_a_long_scan_is_streamed_not_held(world: World, setting: Any) -> None:
+    """`range(10^12)` answers its first rows at once: only limit + 1 rows are fetched."""
+    setting(query_timeout_s="5")
+    body = world.query(TRACE, "SELECT * FROM range(1000000000000)", limit=3)
+    assert body["rows"] == [[0], [1], [2]] and body["truncated"] is True
