@@ -191,7 +191,8 @@ class Settings(BaseSettings):
     query_memory_limit: str = Field(
         default="1GB",
         pattern=r"^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$",
-        description="DuckDB memory limit of one SQL query (nothing spills to disk).",
+        description="DuckDB memory limit of one SQL query (nothing spills to disk); its "
+        "process is capped at its start-up size plus this plus 512 MB.",
     )
     query_max_rows: int = Field(
         default=100_000, ge=1, le=1_000_000, description="Most rows one SQL query returns."

@@ -213,6 +213,23 @@ def test_hostile_selects_get_an_answer_not_a_crash(world: World, sql: str) -> No
     _healthy(world)
 
 
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT length(repeat('x', 2000000000))",
+        "SELECT repeat('x', 2000000000)",
+        "SELECT length(string_agg('xxxxxxxxxxxxxxxx', '')) FROM range(200000000)",
+    ],
+)
+def test_a_huge_value_fails_in_its_own_process(world: World, setting: Any, sql: str) -> None:
+    """A scalar call building a 2 GB value is neither interruptible nor counted by DuckDB's
+    memory limit; the query's process meets its address-space cap instead."""
+    setting(query_memory_limit="256MB", query_timeout_s="5")
+    detail = world.query(TRACE, sql, status=422)["detail"]
+    assert "QUERY_MEMORY_LIMIT" in detail or "QUERY_TIMEOUT_S" in detail, detail
+    _healthy(world)
+
+
 def test_a_long_scan_is_streamed_not_held(world: World, setting: Any) -> None:
     """`range(10^12)` answers its first rows at once: only limit + 1 rows are fetched."""
     setting(query_timeout_s="5")

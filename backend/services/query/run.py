@@ -2,10 +2,11 @@
 
 Users are not trusted: the query must be exactly one SELECT (`duckdb.extract_statements`
 says which type DuckDB parsed), it runs in a fresh locked database that sees only this
-trace's events (`sandbox.py`), a timer interrupts it at QUERY_TIMEOUT_S, DuckDB stops it
-at QUERY_MEMORY_LIMIT, at most QUERY_CONCURRENCY run at once per process (the rest get
-429, so runaway queries cannot hold every worker thread), and only `limit + 1` rows are
-fetched, the last only to tell whether rows were cut.
+trace's events (`sandbox.py`), in a child process (`child.py`) whose address space is
+capped and which is killed past the deadline; inside it a timer interrupts DuckDB at
+QUERY_TIMEOUT_S and DuckDB stops at QUERY_MEMORY_LIMIT. At most QUERY_CONCURRENCY run at
+once per API process (the rest get 429, so runaway queries cannot hold every request
+thread), and only `limit + 1` rows are fetched, the last only to tell whether rows were cut.
 
 Public surface: `run_query`, `get_query_schema`.
 """
@@ -13,7 +14,6 @@ Public surface: `run_query`, `get_query_schema`.
 from __future__ import annotations
 
 import threading
-import time
 from functools import lru_cache
 
 import duckdb
@@ -24,8 +24,8 @@ from backend.models.query import QueryColumn, QueryResultPublic, QuerySchemaPubl
 from backend.models.traces import TraceStatus
 from backend.services.datasets import events_file
 from backend.services.errors import InvalidInputError, TooManyRequestsError
+from backend.services.query.child import Outcome, run_in_child
 from backend.services.query.sandbox import open_sandbox
-from backend.services.query.values import to_json_value
 from backend.services.query.views import VIEWS
 from backend.services.traces import get_trace
 
@@ -58,15 +58,17 @@ def run_query(*, session: Session, trace_id: str, sql: str, limit: int) -> Query
             f"{settings.query_concurrency} queries are already running (QUERY_CONCURRENCY)", 1.0
         )
     try:
-        con = open_sandbox(
-            path, threads=settings.query_threads, memory_limit=settings.query_memory_limit
+        outcome = run_in_child(
+            path,
+            sql,
+            limit=limit,
+            threads=settings.query_threads,
+            memory_limit=settings.query_memory_limit,
+            timeout_s=settings.query_timeout_s,
         )
-        try:
-            return _execute(con, sql, limit, settings)
-        finally:
-            con.close()
     finally:
         slots.release()
+    return _answer(outcome, settings)
 
 
 def check_statement(sql: str) -> None:
@@ -88,44 +90,31 @@ def check_statement(sql: str) -> None:
         raise InvalidInputError(f"only SELECT is allowed: this is a {name} statement")
 
 
-def _execute(
-    con: duckdb.DuckDBPyConnection, sql: str, limit: int, settings: Settings
-) -> QueryResultPublic:
-    """Execute and fetch under the timer; DuckDB errors become the caller's 4xx."""
-    timer = threading.Timer(settings.query_timeout_s, con.interrupt)
-    started = time.perf_counter()
-    timer.start()
-    try:
-        cursor = con.execute(sql)
-        columns = [d[0] for d in cursor.description or []]
-        types = [str(d[1]) for d in cursor.description or []]
-        rows = cursor.fetchmany(limit + 1)
-    except duckdb.InterruptException as e:
+def _answer(outcome: Outcome, settings: Settings) -> QueryResultPublic:
+    """The child's outcome as the API's answer, or the 4xx that says what went wrong."""
+    if outcome[0] == "ok":
+        _, columns, types, rows, truncated, elapsed_ms = outcome
+        return QueryResultPublic(
+            columns=columns, types=types, rows=rows, truncated=truncated, elapsed_ms=elapsed_ms
+        )
+    _, kind, message = outcome
+    if kind == "timeout":
         raise InvalidInputError(
             f"the query ran past the {settings.query_timeout_s:g} s limit and was stopped "
             "(QUERY_TIMEOUT_S)"
-        ) from e
-    except duckdb.OutOfMemoryException as e:
+        )
+    if kind == "memory":
         raise InvalidInputError(
             f"the query needs more than {settings.query_memory_limit} of memory "
-            f"(QUERY_MEMORY_LIMIT): {e}"
-        ) from e
-    except duckdb.PermissionException as e:
+            f"(QUERY_MEMORY_LIMIT): {message}"
+        )
+    if kind == "permission":
         raise InvalidInputError(
-            f"a query may read only this trace's views, no files or URLs: {e}"
-        ) from e
-    except duckdb.Error as e:
-        raise InvalidInputError(f"the query failed: {e}") from e
-    finally:
-        timer.cancel()
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    return QueryResultPublic(
-        columns=columns,
-        types=types,
-        rows=[[to_json_value(v) for v in row] for row in rows[:limit]],
-        truncated=len(rows) > limit,
-        elapsed_ms=round(elapsed_ms, 3),
-    )
+            f"a query may read only this trace's views, no files or URLs: {message}"
+        )
+    if kind == "crashed":
+        raise InvalidInputError(f"the query failed and its process ended: {message}")
+    raise InvalidInputError(f"the query failed: {message}")
 
 
 def get_query_schema(*, session: Session, trace_id: str) -> QuerySchemaPublic:
