@@ -28,6 +28,7 @@ TRACES = {
     "nsys_nccl_2gpu": DATA / "nsys" / "nccl_2gpu.sqlite",
     "nsys_train_step": DATA / "nsys" / "train_step.sqlite",
     "nsys_copies": DATA / "nsys" / "copies.sqlite",
+    "rocprof_v1": DATA / "rocprof" / "v1_old_results.csv",
     "corpus_h200_nsys": CORPUS / "h200" / "nsys2025.3_small.sqlite",
     "corpus_h200_torch": CORPUS / "h200" / "torch2.11_gemm_loop.json",
 }

@@ -17,7 +17,7 @@ TOP_KERNELS = """SELECT name, count(*) AS count, sum(dur_ns) AS total_ns
 FROM kernels GROUP BY name ORDER BY total_ns DESC, name LIMIT 10"""
 EVERY_TRACE = [
     "h200_gpt_12l", "h200_train_step", "nsys_nccl_2gpu", "nsys_train_step", "nsys_copies",
-    "corpus_h200_nsys", "corpus_h200_torch", "ddp",
+    "rocprof_v1", "corpus_h200_nsys", "corpus_h200_torch", "ddp",
 ]  # fmt: skip
 
 
@@ -126,12 +126,21 @@ def test_flows_pair_each_gpu_event_with_its_runtime_call(world: World, name: str
     assert [tuple(r) for r in got] == expected and expected
 
 
-@pytest.mark.parametrize("name", ["h200_train_step", "nsys_nccl_2gpu"])
-def test_kernel_geometry_comes_from_the_stored_args(world: World, name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "registers", "shared"),
+    [
+        ("h200_train_step", "registers per thread", "shared memory"),
+        ("nsys_nccl_2gpu", "registers per thread", "shared memory"),
+        ("rocprof_v1", "arch_vgpr", "lds_bytes"),
+    ],
+)
+def test_kernel_geometry_comes_from_the_stored_args(
+    world: World, name: str, registers: str, shared: str
+) -> None:
     events = stored_events(get_engine(), world.traces[name])
     expected = sorted(
-        (e["id"], *e["args"]["grid"], *e["args"]["block"], e["args"]["registers per thread"],
-         e["args"]["shared memory"])
+        (e["id"], *e["args"]["grid"], *e["args"]["block"], e["args"].get(registers),
+         e["args"].get(shared))
         for e in events if e["kind"] == "kernel"
     )  # fmt: skip
     got = world.query(

@@ -8,6 +8,10 @@ meets `RLIMIT_AS` (the child's size after start-up, plus QUERY_MEMORY_LIMIT, plu
 `_HEADROOM`) and fails at once; and a child still running `_KILL_GRACE_S` after the time
 limit is killed. A crash of DuckDB ends the child, not the server.
 
+Like every forkserver or spawn start, the child imports the server's main module: a script
+that runs queries needs the `if __name__ == "__main__":` guard (`perfdash`, uvicorn and
+pytest have it); without one the child re-runs the script and the query answers 422.
+
 Public surface: `run_in_child`, `Outcome`.
 """
 
@@ -55,7 +59,8 @@ def run_in_child(
                 outcome: Outcome = receive.recv()
                 return outcome
             except EOFError:
-                return ("error", "crashed", f"the query process ended ({child.exitcode})")
+                child.join(5)
+                return ("error", "crashed", f"it ended with exit code {child.exitcode}")
         return ("error", "timeout", "killed at the deadline")
     finally:
         receive.close()

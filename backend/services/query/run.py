@@ -113,7 +113,7 @@ def _answer(outcome: Outcome, settings: Settings) -> QueryResultPublic:
             f"a query may read only this trace's views, no files or URLs: {message}"
         )
     if kind == "crashed":
-        raise InvalidInputError(f"the query failed and its process ended: {message}")
+        raise InvalidInputError(f"the query's process gave no answer: {message}")
     raise InvalidInputError(f"the query failed: {message}")
 
 

@@ -66,8 +66,8 @@ _KERNEL_COLUMNS = {
     "block_x": "Block size in threads, x.",
     "block_y": "Block size in threads, y.",
     "block_z": "Block size in threads, z.",
-    "registers_per_thread": "Registers per thread.",
-    "shared_memory_bytes": "Shared memory per block (static + dynamic), bytes.",
+    "registers_per_thread": "Registers per thread (AMD: architectural VGPRs).",
+    "shared_memory_bytes": "Shared memory per block, static + dynamic (AMD: LDS), bytes.",
     "blocks_per_sm": "Blocks per SM (Kineto).",
     "warps_per_sm": "Warps per SM (Kineto).",
     "occupancy_pct": "Estimated achieved (theoretical) occupancy, % (Kineto).",
@@ -77,8 +77,10 @@ SELECT id, name, start_ns, dur_ns, rank, device, stream, correlation,
   {_dim("grid", 0)} AS grid_x, {_dim("grid", 1)} AS grid_y, {_dim("grid", 2)} AS grid_z,
   {_dim("block", 0)} AS block_x, {_dim("block", 1)} AS block_y,
   {_dim("block", 2)} AS block_z,
-  {_arg("registers per thread", "BIGINT")} AS registers_per_thread,
-  {_arg("shared memory", "BIGINT")} AS shared_memory_bytes,
+  COALESCE({_arg("registers per thread", "BIGINT")}, {_arg("arch_vgpr", "BIGINT")})
+    AS registers_per_thread,
+  COALESCE({_arg("shared memory", "BIGINT")}, {_arg("lds_bytes", "BIGINT")})
+    AS shared_memory_bytes,
   {_arg("blocks per SM", "DOUBLE")} AS blocks_per_sm,
   {_arg("warps per SM", "DOUBLE")} AS warps_per_sm,
   {_arg("est. achieved occupancy %", "DOUBLE")} AS occupancy_pct
