@@ -18,6 +18,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
+from dashboard.components.query_examples import EXAMPLES
 from tests.browser.conftest import upload_and_wait
 from tests.conftest import DATA
 
@@ -50,6 +51,7 @@ def test_query_tab_runs_examples_and_typed_sql(
 
     # An example is a link: it runs, fills a grid, and draws a chart (name + number).
     page.get_by_role("link", name="Top kernels").click()
+    expect(page.locator("#trace-query-sql")).to_have_value(EXAMPLES["Top kernels"])
     assert parse_qs(urlparse(page.url).query)["sql"][0].startswith("SELECT name, count(*)")
     expect(page.locator(CELLS.format("c0"))).to_have_count(10)
     expect(page.locator(CELLS.format("c0")).first).to_have_text(kernels["items"][0]["name"])
@@ -115,8 +117,9 @@ def test_query_tab_examples_all_answer(
     base = module_server.base_url
     tid = upload_and_wait(module_server, H200.read_bytes(), H200.name)["id"]
     page.goto(f"{base}/traces/{tid}?tab=query")
-    for name in ("Launch delay percentiles", "Pageable copies", "Ops by self time"):
+    for name in ("Launch delay percentiles", "Pageable copies", "Ops by self time", "Top kernels"):
         page.get_by_role("link", name=name).click()
+        expect(page.locator("#trace-query-sql")).to_have_value(EXAMPLES[name])
         expect(page.locator("#trace-query-summary")).to_be_visible()
         expect(page.locator("#trace-query-error")).to_have_count(0)
         expect(page.locator(CELLS.format("c0")).first).to_be_visible()
