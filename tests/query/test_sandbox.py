@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import text
 
 from backend.core.config import get_settings
@@ -235,3 +237,22 @@ def test_a_long_scan_is_streamed_not_held(world: World, setting: Any) -> None:
     setting(query_timeout_s="5")
     body = world.query(TRACE, "SELECT * FROM range(1000000000000)", limit=3)
     assert body["rows"] == [[0], [1], [2]] and body["truncated"] is True
+
+
+_TOKENS = [
+    "SELECT", "*", "FROM", "events", "kernels", "flows", "args", "read_csv('/etc/passwd')",
+    ";", "COPY", "ATTACH", "INSTALL", "LOAD", "SET", "PRAGMA", "CALL", "CREATE", "DROP", "(",
+    ")", "1", "'x'", "UNION", "ALL", "WHERE", "LIMIT", "JOIN", "ON", "=", ",", "--", "/*",
+    "*/", "$$", "\x00", "WITH", "AS", "glob('/*')", "query('SELECT 1')", "TO", "'/tmp/x'",
+    "sum(dur_ns)", "GROUP BY", "ORDER BY", "name", "id", "range(10)", "EXPLAIN", "VALUES",
+]  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(words=st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=14))
+def test_token_soup_never_gets_a_server_error(world: World, words: list[str]) -> None:
+    sql = " ".join(words)
+    response = world.client.post(
+        f"/api/v1/traces/{world.traces[TRACE]}/query", json={"sql": sql, "limit": 5}
+    )
+    assert response.status_code in (200, 422), (sql, response.text)
