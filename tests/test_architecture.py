@@ -43,6 +43,7 @@ SERVICE_DEPENDENCIES: dict[str, set[str]] = {
     "timeline": {"datasets", "traces", "errors"},
     "analysis": {"datasets", "traces", "errors"},
     "loading": {"datasets", "timeline", "traces", "errors"},
+    "query": {"datasets", "traces", "errors"},
     "slas": {"series", "outbox", "errors"},
     "metrics": {"slas", "series", "outbox", "errors"},
     "benchmarks": {"metrics", "outbox", "errors"},

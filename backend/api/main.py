@@ -11,6 +11,7 @@ from backend.api.routes import (
     timeline,
     trace_aggregates,
     trace_analyses,
+    trace_query,
     traces,
     webhooks,
 )
@@ -22,6 +23,7 @@ api_router.include_router(me.router)
 api_router.include_router(traces.router)
 api_router.include_router(trace_aggregates.router)
 api_router.include_router(trace_analyses.router)
+api_router.include_router(trace_query.router)
 api_router.include_router(metrics.router)
 api_router.include_router(slas.router)
 api_router.include_router(webhooks.router)

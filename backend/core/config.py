@@ -184,6 +184,25 @@ class Settings(BaseSettings):
         description="Nsight Compute `ncu` on the worker: .ncu-rep uploads are read through "
         "`ncu --import --csv --page raw`; unset means they fail with that command.",
     )
+    # SQL over a trace (issue #18, backend/services/query).
+    query_timeout_s: float = Field(
+        default=10.0, gt=0, le=3600, description="Wall-clock limit of one SQL query."
+    )
+    query_memory_limit: str = Field(
+        default="1GB",
+        pattern=r"^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$",
+        description="DuckDB memory limit of one SQL query (nothing spills to disk); its "
+        "process is capped at its start-up size plus this plus 512 MB.",
+    )
+    query_max_rows: int = Field(
+        default=100_000, ge=1, le=1_000_000, description="Most rows one SQL query returns."
+    )
+    query_threads: int = Field(default=2, ge=1, description="DuckDB threads of one SQL query.")
+    query_concurrency: int = Field(
+        default=2,
+        ge=1,
+        description="SQL queries one API process runs at once; more get 429.",
+    )
 
     @field_validator("database_url")
     @classmethod

@@ -88,9 +88,18 @@ class ApiClient:
         """GET `/api/v1{path}` and return the decoded JSON (area modules build on this)."""
         return self._request("GET", path, params=params)
 
-    def post(self, path: str, json: Any = None, params: dict[str, Any] | None = None) -> Any:
-        """POST JSON to `/api/v1{path}` and return the decoded JSON."""
-        return self._request("POST", path, json=json, params=params)
+    def post(
+        self,
+        path: str,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout_s: float | None = None,
+    ) -> Any:
+        """POST JSON to `/api/v1{path}` and return the decoded JSON; `timeout_s` replaces
+        the client's read timeout for a call the API may work on longer (a SQL query)."""
+        extra = {} if timeout_s is None else {"timeout": httpx.Timeout(timeout_s, connect=3.0)}
+        return self._request("POST", path, json=json, params=params, **extra)
 
     def put(self, path: str, json: Any = None) -> Any:
         """PUT JSON to `/api/v1{path}` and return the decoded JSON."""

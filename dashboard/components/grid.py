@@ -10,7 +10,10 @@ no column has a `cellRenderer`, so AG Grid writes values with `textContent`, and
 `dangerously_allow_code` stays off, so the grid refuses any string it would evaluate.
 Tooltips show a row's full text (AG Grid's tooltip also writes `textContent`).
 
-Public surface: `GridColumn`, `data_grid`, `sorted_column`.
+`browser_grid` is the other kind: a whole result (a SQL query's rows) that the browser
+sorts, pages and exports as CSV itself.
+
+Public surface: `GridColumn`, `data_grid`, `browser_grid`, `sorted_column`.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any, Literal
 import dash_ag_grid
 from dash_ag_grid import AgGrid
 
-__all__ = ["GridColumn", "data_grid", "sorted_column"]
+__all__ = ["GridColumn", "browser_grid", "data_grid", "sorted_column"]
 
 JSON = dict[str, Any]
 
@@ -120,6 +123,33 @@ def data_grid(
             "ensureDomOrder": True,
             "tooltipShowDelay": 350,
             "tooltipInteraction": True,
+        },
+    )
+
+
+def browser_grid(
+    grid_id: str, column_defs: Sequence[JSON], rows: Sequence[JSON], csv_name: str
+) -> AgGrid:
+    """A grid holding every row, sorted and paged (50 a page) in the browser; setting its
+    `exportDataAsCsv` to true downloads all rows as `csv_name`."""
+    return AgGrid(
+        id=grid_id,
+        columnDefs=list(column_defs),
+        rowData=list(rows),
+        className="perf-grid",
+        style={"width": "100%"},
+        dangerously_allow_code=False,
+        csvExportParams={"fileName": csv_name},
+        dashGridOptions={
+            "theme": {"function": _THEME},
+            "domLayout": "autoHeight",
+            "pagination": True,
+            "paginationPageSize": 50,
+            "paginationPageSizeSelector": [20, 50, 100, 500],
+            "suppressMovableColumns": True,
+            "enableCellTextSelection": True,
+            "ensureDomOrder": True,
+            "tooltipShowDelay": 350,
         },
     )
 

@@ -20,6 +20,7 @@ TABS = (
     ("kernels", "Kernels"),
     ("roofline", "Roofline"),
     ("memory", "Memory"),
+    ("query", "Query"),
 )
 JSON = dict[str, Any]
 

@@ -13,6 +13,7 @@ from typing import Any
 from dash import html
 from dash.development.base_component import Component
 
+from dashboard.api import query as query_api
 from dashboard.api import views
 from dashboard.api.client import ApiClient, ApiError
 from dashboard.api.traces import KernelStats, Trace, get_kernels, list_traces
@@ -21,9 +22,11 @@ from dashboard.components import notice
 from dashboard.components.analysis_panels import memory_panel, roofline_panel
 from dashboard.components.kernels_panel import GROUPS, kernels_panel
 from dashboard.components.overview_panel import overview_panel
+from dashboard.components.query_panel import query_panel
 
 JSON = dict[str, Any]
 TOP_N = 10
+QUERY_LIMIT = 1000
 
 
 def _try(fetch: Callable[[], Any]) -> Any:
@@ -119,11 +122,26 @@ def _memory(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
     return memory_panel(memory, "trace-memory")
 
 
+def _query(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
+    """The editor and schema; with `sql` in the URL, its result (or the API's refusal)."""
+    tid, sql = trace["id"], (q.get("sql") or "").strip()
+    schema = _try(lambda: query_api.get_query_schema(client, tid))
+    result, error = None, None
+    if sql:
+        limit = min(_int(q.get("limit"), QUERY_LIMIT), 100_000) or QUERY_LIMIT
+        try:
+            result = query_api.run_query(client, tid, sql, limit)
+        except ApiError as e:
+            error = e.detail
+    return query_panel(tid, sql, schema, result, error, "trace-query")
+
+
 RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = {
     "overview": _overview,
     "kernels": _kernels,
     "roofline": _roofline,
     "memory": _memory,
+    "query": _query,
 }
 
 

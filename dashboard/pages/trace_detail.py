@@ -1,9 +1,9 @@
-"""`/traces/<trace_id>`: one trace, in tabs (Overview, Kernels, Roofline, Memory).
+"""`/traces/<trace_id>`: one trace, in tabs (Overview, Kernels, Roofline, Memory, Query).
 
 The URL is the state: `?tab=kernels&group=cpu_op&sort=count&order=asc&q=gemm&page=2`,
-`?tab=roofline&color=bound&vs=<id>`. Tabs are links and every control writes the URL
-(`callback-nav`), so the pages router renders the view again from its query; any view
-can be bookmarked or pasted. While the trace is queued or processing, the page polls.
+`?tab=roofline&color=bound&vs=<id>`, `?tab=query&sql=SELECT...`. Tabs are links and every
+control writes the URL (`callback-nav`), so the pages router renders the view again from its
+query; any view can be bookmarked or pasted. While the trace is queued or processing, it polls.
 
 Public surface: the Dash page (path template `/traces/<trace_id>`).
 """
@@ -40,6 +40,7 @@ TRACE_DETAIL_BODY = "trace-detail-body"
 TRACE_DETAIL_STATUS = "trace-detail-status"
 KERNELS = "trace-kernels"
 ROOFLINE = "trace-roofline"
+QUERY = "trace-query"
 POLL_MS = 1500
 
 
@@ -82,6 +83,10 @@ def _tab_control_ids() -> list[Component]:
                 dcc.Input(id=f"{KERNELS}-search"),
                 dcc.RadioItems(id=f"{ROOFLINE}-color"),
                 dcc.Dropdown(id=f"{ROOFLINE}-vs"),
+                dcc.Textarea(id=f"{QUERY}-sql"),
+                html.Button(id=f"{QUERY}-run"),
+                html.Button(id=f"{QUERY}-csv"),
+                AgGrid(id=f"{QUERY}-grid"),
             ],
             style=hidden,
         )
@@ -171,3 +176,29 @@ def roofline_query(color: str | None, vs: str | None, trace_id: str, query: dict
     if {k: v for k, v in new.items() if v} == {k: v for k, v in query.items() if v}:
         raise dash.exceptions.PreventUpdate
     return _href(trace_id, new)
+
+
+@callback(
+    Output(TRACE_DETAIL_URL, "href", allow_duplicate=True),
+    Input(f"{QUERY}-run", "n_clicks"),
+    State(f"{QUERY}-sql", "value"),
+    State(TRACE_DETAIL_ID, "data"),
+    State(TRACE_DETAIL_QUERY, "data"),
+    prevent_initial_call=True,
+)
+def run_query(clicks: int | None, sql: str | None, trace_id: str, query: dict[str, str]) -> str:
+    """Put the SQL in the URL; the tab runs it from there, so the link reproduces it."""
+    sql = (sql or "").strip()
+    if not clicks or not sql or (query.get("tab") == "query" and query.get("sql") == sql):
+        raise dash.exceptions.PreventUpdate  # a trace's data never changes: same answer
+    return _href(trace_id, {"tab": "query", "sql": sql, "limit": query.get("limit")})
+
+
+@callback(
+    Output(f"{QUERY}-grid", "exportDataAsCsv"),
+    Input(f"{QUERY}-csv", "n_clicks"),
+    prevent_initial_call=True,
+)
+def download_query_csv(clicks: int | None) -> bool:
+    """Every row of the result as CSV, written by the grid in the browser."""
+    return bool(clicks)

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 import dashboard.api
 from backend.main import create_app
-from dashboard.api import benchmarks, me, timeline, traces
+from dashboard.api import benchmarks, me, query, timeline, traces
 from tests.dashboard.api_contract import Contract, components_under, required_keys
 
 # Each response TypedDict and the component schema of the API it mirrors.
@@ -56,6 +56,10 @@ RESPONSE_SCHEMAS: dict[type, str] = {
     timeline.Event: "EventPublic",
     timeline.KernelStatsRow: "KernelStatsRow",
     timeline.EventDetail: "EventDetail",
+    query.QueryResult: "QueryResultPublic",
+    query.QueryColumn: "QueryColumn",
+    query.QueryView: "QueryView",
+    query.QuerySchema: "QuerySchemaPublic",
 }
 
 # TypedDicts with no component of their own, and why.
@@ -85,6 +89,8 @@ ROUTES: list[tuple[str, str, type]] = [
     ("get", "/api/v1/traces/{trace_id}/timeline/search", timeline.SearchResult),
     ("get", "/api/v1/traces/{trace_id}/timeline/gaps", timeline.Gaps),
     ("get", "/api/v1/traces/{trace_id}/events/{event_id}", timeline.EventDetail),
+    ("post", "/api/v1/traces/{trace_id}/query", query.QueryResult),
+    ("get", "/api/v1/traces/{trace_id}/query/schema", query.QuerySchema),
 ]
 
 
