@@ -51,15 +51,19 @@ _EVENT_COLUMNS = {
     "correlation": "Links a runtime call to the GPU work it launched.",
     "args": "The source's kept attributes as JSON (also unnested in `args`).",
 }
-_KERNEL_COLUMNS = {
-    "id": "The event's id (joins `events.id`).",
-    "name": "Kernel name.",
+# What the `kernels` and `copies` views share: GPU work launched from a runtime call.
+_GPU_WORK_COLUMNS = {
     "start_ns": "Start, integer ns.",
     "dur_ns": "Duration, integer ns.",
     "rank": "Distributed rank.",
     "device": "GPU index.",
     "stream": "GPU stream.",
     "correlation": "Correlation id of the launching runtime call.",
+}
+_KERNEL_COLUMNS = {
+    "id": "The event's id (joins `events.id`).",
+    "name": "Kernel name.",
+    **_GPU_WORK_COLUMNS,
     "grid_x": "Grid size in blocks, x.",
     "grid_y": "Grid size in blocks, y.",
     "grid_z": "Grid size in blocks, z.",
@@ -139,12 +143,7 @@ _COPY_COLUMNS = {
     "id": "The event's id.",
     "kind": "memcpy or memset.",
     "name": "The source's name for the copy.",
-    "start_ns": "Start, integer ns.",
-    "dur_ns": "Duration, integer ns.",
-    "rank": "Distributed rank.",
-    "device": "GPU index.",
-    "stream": "GPU stream.",
-    "correlation": "Correlation id of the launching runtime call.",
+    **_GPU_WORK_COLUMNS,
     "bytes": "Bytes copied or set.",
     "copy_kind": "HtoD, DtoH, DtoD, ... (memcpy).",
     "src_kind": "Source memory: Pageable, Pinned, Device, ...",
