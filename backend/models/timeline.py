@@ -139,6 +139,13 @@ class TimelineWindow(BaseModel):
     items: list[TimelineItem]
 
 
+class TimelineLanes(BaseModel):
+    trace_id: str
+    trace_start_ns: int
+    trace_end_ns: int
+    lanes: list[LanePublic]
+
+
 class OverviewBin(SQLModel):
     start_ns: int
     end_ns: int

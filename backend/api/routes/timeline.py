@@ -3,8 +3,9 @@ JSON or as the Parquet file they are stored in."""
 
 from typing import Annotated
 
+import orjson
 from fastapi import APIRouter, Depends, Query
-from fastapi.responses import FileResponse, StreamingResponse
+from fastapi.responses import FileResponse, Response, StreamingResponse
 
 from backend.api.access import require
 from backend.api.deps import SessionDep
@@ -14,6 +15,7 @@ from backend.models.timeline import (
     SearchResult,
     StepMarkerChoice,
     StepsPublic,
+    TimelineLanes,
     TimelineOverview,
     TimelineWindow,
 )
@@ -21,6 +23,7 @@ from backend.services import timeline as service
 from backend.services.auth import CHANGE_TRACE
 from backend.services.datasets import events_file
 from backend.services.errors import InvalidInputError
+from backend.services.timeline.columns import window_columns
 from backend.services.traces import export_chrome_trace
 
 router = APIRouter(prefix="/traces", tags=["timeline"])
@@ -49,6 +52,36 @@ def get_timeline(
         session=session, trace_id=trace_id, start_ns=start_ns, end_ns=end_ns,
         max_items=max_items, lanes=_lane_ids(lanes),
     )  # fmt: skip
+
+
+@router.get("/{trace_id}/timeline/lanes")
+def get_timeline_lanes(trace_id: str, session: SessionDep) -> TimelineLanes:
+    """The drawable lanes (display order) and the trace's time range."""
+    return service.get_lanes(session=session, trace_id=trace_id)
+
+
+@router.get(
+    "/{trace_id}/timeline/columns",
+    response_class=Response,
+    responses={200: {"content": {"application/json": {}}}},
+)
+def get_timeline_columns(
+    trace_id: str,
+    session: SessionDep,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+    max_items: Annotated[int, Query(ge=1, le=100_000)] = service.DEFAULT_MAX_ITEMS,
+    lanes: Annotated[str | None, Query(description="Comma-separated lane ids.")] = None,
+) -> Response:
+    """The window of `GET .../timeline` as parallel arrays (the canvas renderer's form):
+    times are ns offsets from `trace_start_ns` (a decimal string), names and categories
+    indexes into their tables, `id` -1 for merged blocks, `mix` 4 numbers per item (ns of
+    compute, communication, memcpy, memset in a merged GPU block). No hover args."""
+    window = service.get_window(
+        session=session, trace_id=trace_id, start_ns=start_ns, end_ns=end_ns,
+        max_items=max_items, lanes=_lane_ids(lanes), hover_args=False,
+    )  # fmt: skip
+    return Response(orjson.dumps(window_columns(window)), media_type="application/json")
 
 
 @router.get("/{trace_id}/timeline/overview")

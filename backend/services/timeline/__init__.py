@@ -8,6 +8,7 @@ from backend.services.timeline.index import write_timeline_index
 from backend.services.timeline.steps import list_steps, set_step_marker
 from backend.services.timeline.windows import (
     DEFAULT_MAX_ITEMS,
+    get_lanes,
     get_overview,
     get_window,
     ready_trace,
@@ -17,6 +18,7 @@ __all__ = [
     "DEFAULT_MAX_ITEMS",
     "TimelineCollector",
     "get_event_detail",
+    "get_lanes",
     "get_overview",
     "get_window",
     "list_gaps",

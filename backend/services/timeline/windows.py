@@ -9,7 +9,8 @@ from the trace's dataset: a (kind, start_ns) range with a `LONG_NS` look-back pl
 long events of `timeline_spans`. If that still returns more than `max_items`, the
 level-1 blocks are returned instead, so the limit always holds.
 
-Public surface: `get_window`, `get_overview`, `lane_keys`, `overlap`, `DEFAULT_MAX_ITEMS`.
+Public surface: `get_window`, `get_lanes`, `get_overview`, `lane_keys`, `overlap`,
+`DEFAULT_MAX_ITEMS`.
 """
 
 import math
@@ -28,6 +29,7 @@ from backend.models.timeline import (
     OverviewBin,
     TimelineItem,
     TimelineLane,
+    TimelineLanes,
     TimelineOverview,
     TimelineSpan,
     TimelineWindow,
@@ -109,8 +111,11 @@ def get_window(
     end_ns: int | None = None,
     max_items: int = DEFAULT_MAX_ITEMS,
     lanes: list[int] | None = None,
+    hover_args: bool = True,
 ) -> TimelineWindow:
-    """At most `max_items` drawable items for [start_ns, end_ns) of the chosen lanes.
+    """At most `max_items` drawable items for [start_ns, end_ns) of the chosen lanes;
+    raw events carry their `HOVER_ARGS` unless `hover_args` is False (the canvas
+    renderer asks for an event's args only when it is clicked).
 
     Raises:
         NotFoundError: no such trace.
@@ -126,6 +131,7 @@ def get_window(
         raise InvalidInputError(f"empty window: end_ns ({we}) must be after start_ns ({ws})")
     chosen = _choose(all_lanes, lanes)
     w = _Window(session.connection(), trace, ws, we, max_items, all_lanes, chosen, t1 - t0)
+    w.hover_args = hover_args
     items, level, estimate, truncated = w.items()
     return TimelineWindow(
         trace_id=trace_id, start_ns=ws, end_ns=we, trace_start_ns=t0, trace_end_ns=t1,
@@ -133,6 +139,19 @@ def get_window(
         merge_gap_ns=None if level is None else level_width(level), max_items=max_items,
         estimated_events=estimate, truncated=truncated,
         lanes=[_lane_public(lane) for lane in chosen], items=items,
+    )  # fmt: skip
+
+
+def get_lanes(*, session: Session, trace_id: str) -> TimelineLanes:
+    """The trace's drawable lanes and its time range: what a client lays its tracks out
+    from before asking for any window."""
+    trace = ready_trace(session, trace_id)
+    lanes = list_lanes(session, trace_id)
+    t0 = min((lane.first_ns for lane in lanes), default=trace.start_ns or 0)
+    t1 = max((lane.last_ns for lane in lanes), default=t0)
+    return TimelineLanes(
+        trace_id=trace_id, trace_start_ns=t0, trace_end_ns=t1,
+        lanes=[_lane_public(lane) for lane in lanes],
     )  # fmt: skip
 
 
@@ -175,6 +194,7 @@ class _Window:
         self.visible = len(all_lanes)
         self.levels = len(all_lanes[0].level_blocks) if all_lanes else 1
         self.max_class = length_class(max(span, 1))
+        self.hover_args = True
 
     def items(self) -> tuple[list[TimelineItem], int | None, int, bool]:
         """(items, level or None for raw events, estimated events, truncated)."""
@@ -257,7 +277,7 @@ class _Window:
         keys = lane_keys(self.chosen)
         items: list[TimelineItem] = []
         for row in query_events(self.trace, sql, params):
-            item = _raw_item(row, keys)
+            item = _raw_item(row, keys, self.hover_args)
             if item is not None:
                 items.append(item)
                 if len(items) > self.n:
@@ -291,13 +311,13 @@ class _Window:
         return sorted(items[: self.n], key=lambda i: (i.lane, i.start_ns)), True
 
 
-def _raw_item(row: Any, keys: dict[LaneKey, int]) -> TimelineItem | None:
+def _raw_item(row: Any, keys: dict[LaneKey, int], hover_args: bool) -> TimelineItem | None:
     id_, kind, name, start, dur, rank, device, stream, pid, tid, args = row
     key = lanes_mod.lane_key(kind, rank, device, stream, pid, tid)
     lane = keys.get(key) if key is not None else None
     if lane is None:
         return None
-    shown = _hover_args(args) if args else None
+    shown = _hover_args(args) if args and hover_args else None
     return TimelineItem.model_construct(  # typed values from the dataset: no validation
         lane=lane, start_ns=start, dur_ns=dur, name=name, busy_ns=dur, id=id_,
         category=lanes_mod.category(kind, name), args=shown or None,
