@@ -76,12 +76,12 @@ def _controls(trace_id: str, steps: api.Steps) -> html.Div:
     )  # fmt: skip
 
 
-def _components(trace_id: str, steps: api.Steps, gaps: api.Gaps, start: str, end: str) -> list:
+def _components(
+    trace_id: str, steps: api.Steps, gaps: api.Gaps, start: str, end: str
+) -> list[Component]:
+    data: dict[str, Any] = {"data-trace": trace_id, "data-start": start, "data-end": end}
     canvas = html.Div(
-        html.P("Loading the timeline…", className="muted"),
-        id=CANVAS,
-        className="pdt-root",
-        **{"data-trace": trace_id, "data-start": start, "data-end": end},
+        html.P("Loading the timeline…", className="muted"), id=CANVAS, className="pdt-root", **data
     )
     return [
         dcc.Store(id=TIMELINE_STEPS, data=steps["items"]),

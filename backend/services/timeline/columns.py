@@ -27,9 +27,16 @@ def window_columns(window: TimelineWindow) -> dict[str, Any]:
     names: dict[str, int] = {}
     categories: dict[str, int] = {}
     items = window.items
-    lane, start, dur, depth, name, category, ids, count, busy, mix = (
-        [], [], [], [], [], [], [], [], [], []
-    )  # fmt: skip
+    lane: list[int] = []
+    start: list[int] = []
+    dur: list[int] = []
+    depth: list[int] = []
+    name: list[int] = []
+    category: list[int] = []
+    ids: list[int] = []
+    count: list[int] = []
+    busy: list[int] = []
+    mix: list[int] = []
     for item in items:
         lane.append(item.lane)
         start.append(item.start_ns - t0)
