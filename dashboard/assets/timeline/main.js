@@ -4,6 +4,7 @@
 // Test and benchmark hook: `window.perfdashTimeline` (see `hook()` below).
 
 import { WindowCache, getJson } from "./data.js";
+import { SUMMARY_CATEGORIES } from "./summary.js";
 import { areaPanel, detailsPanel, el } from "./panels.js";
 import { OVERVIEW_H, SHELL_W, TOP_H, draw, tOf } from "./render.js";
 import { ROW_H, attachCounters, buildTree, layoutRows } from "./tracks.js";
@@ -250,6 +251,7 @@ class Timeline {
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     this.lastStats = draw(ctx, s);
     this.lastEntry = s.entry;
+    this.lastSummaries = s.summaries;
     this.showStatus(s.entry);
     return this.lastStats;
   }
@@ -668,13 +670,28 @@ class Timeline {
       isCached: (startNs, endNs) => this.cache.lookup(toOffset(startNs), toOffset(endNs)).exact,
       prefetch: () => this.prefetchAround(),
       idle: () => Promise.all([...this.cache.pending.values()].map((p) => p.catch(() => null))),
-      slicesAt: () => this.slicesInView(),
+      slicesInView: () => this.slicesInView(),
+      summaries: () => this.summaries(),
     };
   }
 
   setRange(startNs, endNs) {
     if (startNs === null || endNs === null || startNs === undefined || endNs === undefined) return this.go(0, this.span);
     return this.go(Number(parseNs(startNs) - this.t0), Number(parseNs(endNs) - this.t0));
+  }
+
+  /** Per GPU device, ns by category over the view as drawn in its header row. */
+  summaries() {
+    const out = [];
+    for (const row of this.layout.rows) {
+      if (row.type !== "header" || !row.node.device) continue;
+      const sum = this.lastSummaries && this.lastSummaries.get(row.node.id);
+      if (!sum) continue;
+      const lane = row.node.lanes[0];
+      const totals = Object.fromEntries(SUMMARY_CATEGORIES.map((c, i) => [c, sum.totals[i]]));
+      out.push({ id: row.node.id, rank: lane ? lane.rank : null, device: row.node.device.device, totals });
+    }
+    return out;
   }
 
   /** What is drawn, for tests: [{id, lane, depth, name, start, dur}] of slices in view. */

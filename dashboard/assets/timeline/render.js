@@ -5,7 +5,8 @@
 
 import { categoryColor, darkText, sliceColor } from "./colors.js";
 import { formatBytes, formatCount, formatDuration, formatTick, tickStep } from "./format.js";
-import { HEADER_H, ROW_H } from "./tracks.js";
+import { deviceSummaries } from "./summary.js";
+import { ROW_H } from "./tracks.js";
 
 export const SHELL_W = 260;
 export const OVERVIEW_H = 30;
@@ -29,6 +30,7 @@ export function draw(ctx, s) {
   ctx.rect(SHELL_W, TOP_H, W - SHELL_W, H - TOP_H);
   ctx.clip();
   drawCounters(ctx, s);
+  drawSummaries(ctx, s);
   if (s.entry) drawSlices(ctx, s, stats);
   drawArea(ctx, s);
   stats.flows = drawFlows(ctx, s);
@@ -228,6 +230,42 @@ function drawCounters(ctx, s) {
       open = true;
     }
     if (open) ctx.fill();
+  }
+}
+
+const SUMMARY_PX = 2;
+
+/** Each GPU device's header row: its streams' time by category, stacked per 2 px. */
+function drawSummaries(ctx, s) {
+  const devices = s.layout.rows.filter((r) => r.type === "header" && r.node.device);
+  if (!devices.length || !s.entry) {
+    s.summaries = new Map();
+    return;
+  }
+  const n = Math.max(1, Math.floor((s.width - SHELL_W) / SUMMARY_PX));
+  const sums = deviceSummaries(s.entry, devices.map((r) => r.node), s.view.start, s.view.end, n);
+  s.summaries = sums;
+  for (const row of devices) {
+    const y = rowScreenY(s, row);
+    if (y > s.height || y + row.h < TOP_H) continue;
+    const sum = sums.get(row.node.id);
+    const h = row.h - 4;
+    for (let k = 0; k < n; k++) {
+      let total = 0;
+      for (let c = 0; c < 4; c++) total += sum.buckets[4 * k + c];
+      if (total <= 0) continue;
+      // Busy share of the bucket (streams running at once can exceed it: a full bar).
+      const full = Math.min(1, total / sum.width);
+      let top = y + 2 + h;
+      for (let c = 0; c < 4; c++) {
+        const part = sum.buckets[4 * k + c];
+        if (part <= 0) continue;
+        const bh = (part / total) * full * h;
+        ctx.fillStyle = MIX_COLOURS[c];
+        ctx.fillRect(SHELL_W + k * SUMMARY_PX, top - bh, SUMMARY_PX, bh);
+        top -= bh;
+      }
+    }
   }
 }
 

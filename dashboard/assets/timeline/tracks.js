@@ -4,6 +4,7 @@
 
 export const ROW_H = 18; // one nesting level of a lane
 export const HEADER_H = 20; // a collapsible node's title row
+export const DEVICE_HEADER_H = 28; // a GPU's title row, which holds its streams' summary
 export const COUNTER_H = 34;
 const LANE_PAD = 3;
 
@@ -11,10 +12,11 @@ function node(id, label, depth) {
   return { id, label, depth, children: [], lanes: [], counters: [], events: 0 };
 }
 
-function child(parent, id, label) {
+function child(parent, id, label, device = null) {
   let found = parent.children.find((c) => c.id === id);
   if (!found) {
     found = node(id, label, parent.depth + 1);
+    found.device = device !== null ? { device } : null;
     parent.children.push(found);
   }
   return found;
@@ -42,7 +44,7 @@ export function buildTree(lanes) {
     }
     parent =
       lane.group === "gpu"
-        ? child(parent, `${parent.id}/d${lane.device}`, `GPU ${lane.device}`)
+        ? child(parent, `${parent.id}/d${lane.device}`, `GPU ${lane.device}`, lane.device)
         : child(parent, `${parent.id}/p${lane.pid}`, `process ${lane.pid}`);
     parent.lanes.push({ ...lane, short: shortLabel(lane) });
   }
@@ -90,8 +92,9 @@ export function layoutRows(root, collapsed, depths) {
   const laneY = new Map();
   (function walk(n) {
     if (n.depth >= 0) {
-      rows.push({ type: "header", node: n, y, h: HEADER_H });
-      y += HEADER_H;
+      const h = n.device ? DEVICE_HEADER_H : HEADER_H;
+      rows.push({ type: "header", node: n, y, h });
+      y += h;
       if (collapsed.has(n.id)) return;
     }
     for (const c of n.counters || []) {
