@@ -286,7 +286,7 @@ class _Window:
                 busy_ns=busy,
                 category=lanes_mod.family_category(families[lane], top),
                 # All zeros: a dataset indexed before the mix (or only 0-length events).
-                mix=list(mix) if lane in mixed and any(mix) else None,
+                mix=mix if lane in mixed and any(mix) else None,
             )
             for lane, s, e, n, busy, top, *mix in query_events(self.trace, sql, params)
         ]
