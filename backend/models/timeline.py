@@ -18,7 +18,7 @@ from hashlib import blake2b
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import JSON, BigInteger, Column, ForeignKey, SmallInteger, Table
+from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Integer, SmallInteger, Table
 from sqlmodel import Field, SQLModel
 
 from backend.models.kernel_stats import PCT_DESCRIPTION
@@ -53,6 +53,9 @@ class TimelineLane(SQLModel, table=True):
     first_ns: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
     last_ns: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
     level_blocks: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    # Deepest 0-based nesting of the lane's events, as raw windows stack them. A server
+    # default only: an insert without it (a re-ingest below revision 0016) leaves it out.
+    max_depth: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
 
 
 class TimelineSpan(SQLModel, table=True):
@@ -108,6 +111,9 @@ class LanePublic(BaseModel):
     tid: int | None
     events: int
     busy_ns: int
+    max_depth: int = Field(
+        description="Deepest 0-based nesting of the lane's events (rows to reserve: + 1)."
+    )
 
 
 class TimelineItem(BaseModel):
@@ -121,6 +127,14 @@ class TimelineItem(BaseModel):
     id: int | None = None
     depth: int = 0
     args: dict[str, Any] | None = None
+    mix: list[int] | None = Field(
+        default=None,
+        description=(
+            "Blocks of GPU lanes: summed event durations (ns) by category, in the order "
+            "compute, communication, memcpy, memset. None for raw events, other lanes, "
+            "and blocks of datasets indexed before the mix was stored."
+        ),
+    )
 
 
 class TimelineWindow(BaseModel):

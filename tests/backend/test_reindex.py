@@ -44,7 +44,7 @@ from workers.cli.main import main
 TRAIN_STEP = DATA / "torch" / "h200_train_step.pt.trace.json.gz"
 KERNEL_SUMS = DATA / "torch" / "h200_train_step.kernel_sums.json"
 COMPILED = DATA / "torch" / "h200_compiled_steps.pt.trace.json.gz"
-HEAD = "0015"
+HEAD = "0016"
 
 
 def _clear_caches() -> None:

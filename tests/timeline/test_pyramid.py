@@ -83,3 +83,61 @@ def test_gap_causes() -> None:
     assert cause(late, [(10_000, 99_000)], []) == "launch-bound"
     assert cause(late, [(95_000, 99_000)], []) == "host-bound"
     assert next(find_gaps(blocks, None, {}, {}, {})).cause == "unknown"
+
+
+# The mix rule restated here, not imported: the category of a GPU event by its name.
+_GPU_NAMES = {
+    "gemm_kernel": 0,
+    "void ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)": 1,
+    "Memcpy HtoD (Pageable -> Device)": 2,
+    "Memset (Device)": 3,
+    "memcpy_kernel": 0,  # a kernel, not a copy: the rule is the parsers' "Memcpy" prefix
+}
+
+
+def _gpu_events(seed: int, n: int) -> list[tuple[int, int, str, int, int | None]]:
+    rng = random.Random(seed)
+    t, out = 0, []
+    for i in range(n):
+        t += rng.choice([0, 500, 3_000, 9_000, 70_000, 600_000])
+        dur = rng.choice([0, 100, 2_000, 40_000, 300_000])  # overlaps and empty events too
+        out.append((t, t + dur, rng.choice(list(_GPU_NAMES)), i, i))
+    return sorted(out)
+
+
+def _expected_mix(events: list[tuple[int, int, str, int, int | None]]) -> list[int]:
+    mix = [0, 0, 0, 0]
+    for s, e, name, *_ in events:
+        mix[_GPU_NAMES[name]] += e - s
+    return mix
+
+
+def test_mix_is_each_blocks_summed_durations_by_category_at_every_level() -> None:
+    events = _gpu_events(2, 3000)
+    by_level: dict[int, list[Block]] = {}
+    for level, block in pyramid(iter(events), 7, mixed=True):
+        by_level.setdefault(level, []).append(block)
+    for level, blocks in by_level.items():
+        at = 0
+        for b in blocks:  # a block holds the next `events` events in start order
+            inside = events[at : at + b.events]
+            at += b.events
+            assert b.mix == _expected_mix(inside), (level, b.start)
+            assert sum(b.mix) == sum(e - s for s, e, *_ in inside)
+        assert at == len(events)
+    assert any(sum(1 for m in b.mix or [] if m) > 1 for b in by_level[1]), "mixed blocks"
+
+
+def test_a_single_category_block_puts_its_whole_duration_in_that_category() -> None:
+    events = [(0, 10_000, "ncclKernel_x", 1, None), (5_000, 30_000, "ncclKernel_y", 2, None)]
+    (block,) = first_level(events, mixed=True)
+    assert block.mix == [0, 35_000, 0, 0] and block.busy == 30_000  # summed, not the union
+    copies = [(0, 100, "Memcpy DtoH (Device -> Pinned)", 1, None)]
+    assert next(first_level(copies, mixed=True)).mix == [0, 0, 100, 0]
+    assert next(first_level([(0, 0, "k", 1, None)], mixed=True)).mix == [0, 0, 0, 0]
+
+
+def test_lanes_without_mix_keep_none() -> None:
+    events = _gpu_events(3, 200)
+    assert all(b.mix is None for _, b in pyramid(iter(events), 4))
+    assert list(first_level([], mixed=True)) == []

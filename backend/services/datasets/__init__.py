@@ -5,7 +5,7 @@ per ingest and parser version, and read by every page, export and analysis that 
 """
 
 from backend.services.datasets.cleanup import remove_trace_datasets, sweep_datasets
-from backend.services.datasets.layout import EVENT_SCHEMA
+from backend.services.datasets.layout import EVENT_SCHEMA, MIX_COLUMNS
 from backend.services.datasets.reader import (
     arrow_batches_of_events,
     batches_of_events,
@@ -17,6 +17,7 @@ from backend.services.datasets.writer import DatasetWriter
 
 __all__ = [
     "EVENT_SCHEMA",
+    "MIX_COLUMNS",
     "DatasetWriter",
     "arrow_batches_of_events",
     "batches_of_events",

@@ -8,7 +8,8 @@ writes into `.tmp-<name>/` and renames it: a killed ingest leaves a temporary fo
 no reader can see, which the sweeper removes (`sweep.py`).
 
 Public surface: `DATASETS`, `EVENTS_FILE`, `BLOCKS_FILE`, `GAPS_FILE`, `TEMP_PREFIX`,
-`EVENT_SCHEMA`, `BLOCK_SCHEMA`, `GAP_SCHEMA`, `TABLES`, `dataset_dir`, `trace_datasets_dir`.
+`EVENT_SCHEMA`, `BLOCK_SCHEMA`, `MIX_COLUMNS`, `GAP_SCHEMA`, `TABLES`, `dataset_dir`,
+`trace_datasets_dir`.
 """
 
 from pathlib import Path
@@ -41,7 +42,9 @@ EVENT_SCHEMA = pa.schema(
 )
 
 # The timeline pyramid (`backend.services.timeline.pyramid`): per lane and level, the lane's
-# busy intervals merged across gaps shorter than the level's width.
+# busy intervals merged across gaps shorter than the level's width. The last four columns
+# (the block's summed event durations by category, on GPU and device lanes; 0 elsewhere)
+# came later: datasets written before them lack them, and the reader adds them as 0.
 BLOCK_SCHEMA = pa.schema(
     [
         pa.field("level", pa.int16(), nullable=False),
@@ -52,8 +55,13 @@ BLOCK_SCHEMA = pa.schema(
         pa.field("children", pa.int64(), nullable=False),
         pa.field("busy_ns", pa.int64(), nullable=False),
         pa.field("top_name", pa.string(), nullable=False),
+        pa.field("compute_ns", pa.int64(), nullable=False),
+        pa.field("communication_ns", pa.int64(), nullable=False),
+        pa.field("memcpy_ns", pa.int64(), nullable=False),
+        pa.field("memset_ns", pa.int64(), nullable=False),
     ]
 )
+MIX_COLUMNS = ("compute_ns", "communication_ns", "memcpy_ns", "memset_ns")
 # Idle gaps on GPU lanes, with what the CPU did meanwhile (`backend.services.timeline.gaps`).
 GAP_SCHEMA = pa.schema(
     [

@@ -29,7 +29,13 @@ import pyarrow.parquet as pq
 
 from backend.core.config import get_settings
 from backend.models import Trace
-from backend.services.datasets.layout import BLOCKS_FILE, EVENTS_FILE, TABLES, dataset_dir
+from backend.services.datasets.layout import (
+    BLOCK_SCHEMA,
+    BLOCKS_FILE,
+    EVENTS_FILE,
+    TABLES,
+    dataset_dir,
+)
 from backend.services.errors import NotFoundError
 
 _BLOCKS_VIEW = "perfdash_blocks"
@@ -109,8 +115,16 @@ def arrow_batches_of_events(
 def _blocks_table(path: str) -> pa.Table:
     """A dataset's pyramid in memory, for the last few traces read (a dataset never changes
     once written, and a new one has a new path, so nothing here goes stale). A 1M-event
-    trace's pyramid is about 120k rows, 7 MB."""
-    return pq.read_table(path)
+    trace's pyramid is about 120k rows, 7 MB.
+
+    Columns a dataset written before them lacks (the blocks' category mix) are added as
+    zeros, so every query sees `BLOCK_SCHEMA`'s columns."""
+    table = pq.read_table(path)
+    for field in BLOCK_SCHEMA:
+        if field.name not in table.column_names:
+            zeros = pa.repeat(pa.scalar(0, field.type), table.num_rows)
+            table = table.append_column(field, zeros)
+    return table
 
 
 def _bind(events: Path, sql: str) -> str:

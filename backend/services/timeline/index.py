@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import delete, insert
+from sqlalchemy import delete, insert, inspect
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
@@ -31,6 +31,7 @@ from backend.models.timeline import (
 from backend.services.datasets import DatasetWriter, query_file
 from backend.services.timeline import lanes as lanes_mod
 from backend.services.timeline.collect import Collected, Lane, Row
+from backend.services.timeline.depth import MaxDepth
 from backend.services.timeline.gaps import Coverage, find_gaps
 from backend.services.timeline.lanes import DEVICE, GPU, LaneKey
 from backend.services.timeline.pyramid import (
@@ -41,6 +42,7 @@ from backend.services.timeline.pyramid import (
 )
 
 _TABLES: tuple[type[SQLModel], ...] = (TimelineSpan, TimelineName, TimelineLane)
+_NO_MIX = (0, 0, 0, 0)  # the mix columns of a lane coloured by family, not by category
 
 
 def write_timeline_index(
@@ -80,24 +82,29 @@ def write_timeline_index(
 
     def block_rows() -> Iterator[tuple[Any, ...]]:
         """Every lane's blocks, streamed: a lane's rows come sorted from its columns and
-        its pyramid is written as it is built, so no lane is ever held whole."""
+        its pyramid is written as it is built, so no lane is ever held whole. The lane's
+        deepest nesting is measured on the way (`MaxDepth`), in the same pass."""
         for key, lane in lane_ids.items():
             parts = parts_of(key)
             # A device lane only feeds the overview, which never reads level 1.
             lowest = 2 if key.family == DEVICE and levels > 1 else 1
+            mixed = key.family in (GPU, DEVICE)  # other lanes are coloured by family
             tally = [0] * levels
             busy = last = 0
-            for level, b in pyramid(_merged_rows(parts), levels):
+            depth = MaxDepth()
+            for level, b in pyramid(depth.watch(_merged_rows(parts)), levels, mixed=mixed):
                 tally[level - 1] += 1
                 if level == 1:
                     busy += b.busy
                     last = max(last, b.end)
                 if level >= lowest:
-                    yield level, lane, b.start, b.end, b.events, b.children, b.busy, b.top
+                    yield (
+                        level, lane, b.start, b.end, b.events, b.children, b.busy, b.top,
+                        *(b.mix or _NO_MIX),
+                    )  # fmt: skip
             extent = (sum(p.count for p in parts), min(p.first_start for p in parts), last, busy)
-            lane_rows.append(
-                _lane_row(trace_id, lane, key, extent, tally, scan, queues, multi_rank)
-            )
+            row = _lane_row(trace_id, lane, key, extent, tally, scan, queues, multi_rank)
+            lane_rows.append(row | {"max_depth": depth.value})
 
     def gap_rows() -> Iterator[tuple[Any, ...]]:
         """Every GPU lane's idle gaps, from its level-1 blocks made again as a stream (cheaper
@@ -112,7 +119,7 @@ def write_timeline_index(
                     )  # fmt: skip
 
     dataset.write_blocks(block_rows())
-    conn.execute(insert(TimelineLane), lane_rows)
+    conn.execute(insert(TimelineLane), _fit_lane_rows(conn, lane_rows))
     dataset.write_gaps(gap_rows())
     _insert(conn, TimelineSpan, _span_rows(trace_id, scan.longs, lane_ids))
     _insert(conn, TimelineName, _name_rows(trace_id, scan.names))
@@ -122,6 +129,16 @@ def write_timeline_index(
         tables: tuple[type[SQLModel], ...] = _TABLES
         names = ", ".join(table_of(t).name for t in tables)
         conn.exec_driver_sql(f"ANALYZE {names}")
+
+
+def _fit_lane_rows(conn: Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`rows` without the columns the database's `timeline_lanes` lacks: `perfdash db
+    upgrade` re-ingests a database from before the columnar store at revision 0014, before
+    later lane columns (`max_depth`, 0016) exist; they get their server defaults then."""
+    have = {c["name"] for c in inspect(conn).get_columns(table_of(TimelineLane).name)}
+    if not rows or rows[0].keys() <= have:
+        return rows
+    return [{k: v for k, v in row.items() if k in have} for row in rows]
 
 
 def _device_lanes(lanes: dict[LaneKey, Lane]) -> dict[LaneKey, list[Lane]]:

@@ -36,7 +36,7 @@ from backend.models.timeline import (
     table_of,
 )
 from backend.models.traces import Trace, TraceStatus
-from backend.services.datasets import query_events
+from backend.services.datasets import MIX_COLUMNS, query_events
 from backend.services.errors import InvalidInputError
 from backend.services.timeline import lanes as lanes_mod
 from backend.services.timeline.lanes import DEVICE, FAMILY_KINDS, LaneKey
@@ -52,6 +52,8 @@ HOVER_ARGS = (
     "shared memory", "est. achieved occupancy %", "queue", "Collective name",
 )  # fmt: skip
 _S = table_of(TimelineSpan).c
+_MIX = ", ".join(MIX_COLUMNS)
+_MIXED = frozenset({lanes_mod.GPU, DEVICE})  # lanes whose blocks carry a category mix
 
 
 @dataclass(slots=True)
@@ -170,6 +172,7 @@ def _lane_public(lane: TimelineLane) -> LanePublic:
         lane=lane.lane, family=lane.family, group=lanes_mod.group_of(lane.family),
         label=lane.label, rank=lane.rank, device=lane.device, stream=lane.stream,
         pid=lane.pid, tid=lane.tid, events=lane.events, busy_ns=lane.busy_ns,
+        max_depth=lane.max_depth,
     )  # fmt: skip
 
 
@@ -287,11 +290,12 @@ class _Window:
 
     def _blocks(self, level: int) -> tuple[list[TimelineItem], bool]:
         sql = (
-            "SELECT lane, start_ns, end_ns, events, busy_ns, top_name FROM {blocks} "
+            f"SELECT lane, start_ns, end_ns, events, busy_ns, top_name, {_MIX} FROM {{blocks}} "
             "WHERE level = ? AND start_ns < ? AND end_ns >= ? AND lane IN (SELECT unnest(?))"
         )
         params = [level, self.we, self.ws, sorted(self.ids)]
         families = {lane.lane: lane.family for lane in self.chosen}
+        mixed = {lane.lane for lane in self.chosen if lane.family in _MIXED}
         items = [
             TimelineItem.model_construct(  # typed values from the dataset: no validation
                 lane=lane,
@@ -301,8 +305,10 @@ class _Window:
                 count=n,
                 busy_ns=busy,
                 category=lanes_mod.family_category(families[lane], top),
+                # All zeros: a dataset indexed before the mix (or only 0-length events).
+                mix=mix if lane in mixed and any(mix) else None,
             )
-            for lane, s, e, n, busy, top in query_events(self.trace, sql, params)
+            for lane, s, e, n, busy, top, *mix in query_events(self.trace, sql, params)
         ]
         if len(items) <= self.n:
             return sorted(items, key=lambda i: (i.lane, i.start_ns)), False
