@@ -47,7 +47,7 @@ def window_columns(window: TimelineWindow) -> dict[str, Any]:
         ids.append(-1 if item.id is None else item.id)
         count.append(item.count)
         busy.append(item.busy_ns)
-        parts = getattr(item, "mix", None)
+        parts = item.mix
         mix.extend(parts if parts else (0, 0, 0, 0))
     return {
         "trace_id": window.trace_id,
