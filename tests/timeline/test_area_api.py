@@ -147,3 +147,13 @@ def test_area_refuses_bad_ranges_lanes_and_limits(
 def test_area_of_an_unknown_trace(client: TestClient) -> None:
     response = client.get("/api/v1/traces/nope/timeline/area", params={"start_ns": 0, "end_ns": 1})
     assert response.status_code == 404
+
+
+def test_the_widest_range_int64_allows(client: TestClient, ingest: Ingest) -> None:
+    trace_id = ingest(_hand_made(), "area.json")
+    edge = 2**63 - 1
+    body = _area(client, trace_id, start_ns=-edge, end_ns=edge)
+    assert _sums(body) == {
+        "k0": (1, 15_000, 15_000), "k1": (2, 20_000, 20_000), "k2": (1, 20_000, 20_000),
+        "k3": (1, 1_000, 1_000), "op": (1, 60_000, 60_000),
+    }  # fmt: skip

@@ -127,3 +127,17 @@ def test_counters_refuse_bad_windows_and_bins(
 
 def test_counters_of_an_unknown_trace(client: TestClient) -> None:
     assert client.get("/api/v1/traces/nope/timeline/counters").status_code == 404
+
+
+def test_the_widest_window_int64_allows(client: TestClient, ingest: Ingest) -> None:
+    """Bounds at the ends of int64 are accepted and binned without overflow: the trace
+    lies in one bin, whose memory is the highest total of the file."""
+    trace_id = ingest(H200)
+    edge = 2**63 - 1
+    body = _counters(client, trace_id, start_ns=-edge, end_ns=edge, bins=2)
+    memory = {t["kind"]: t["values"] for t in body["tracks"] if t["unit"] == "bytes"}
+    samples = [e for e in raw_events(read_doc(H200), frozenset({"i"})) if e.name == "[memory]"]
+    gpu = [e.args for e in samples if e.args["Device Type"] != 0]
+    assert memory == {
+        kind: [None, float(max(args[total] for args in gpu))] for kind, total in TOTALS.items()
+    }
