@@ -10,6 +10,7 @@ trace whose answer is known.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,11 @@ from backend.services.loading.pipeline import ingest_trace
 from tests.conftest import CORPUS
 from tests.factories import Ingest, stored_events, upload, upload_trace
 from tests.timeline.conftest import H200
-from tests.timeline.flow_pairs import Point, chrome_flows, chrome_points
+from tests.timeline.flow_pairs import Point, chrome_flows, chrome_points, nsys_pairs
 from tests.timeline.raw_chrome import GPU_WORK, raw_events, read_doc
 
-DDP = Path(__file__).resolve().parents[1] / "data" / "ddp"
+DATA = Path(__file__).resolve().parents[1] / "data"
+DDP = DATA / "ddp"
 GEMM_LOOP = CORPUS / "h200" / "torch2.11_gemm_loop.json"
 TORCH = [
     pytest.param(H200, id="h200_train_step"),
@@ -151,6 +153,41 @@ def test_collective_flows_pair_the_nth_kernel_of_each_rank(
             )
     compute = next(e for e in stored.values() if e["kind"] == "kernel" and "nccl" not in e["name"])
     assert [f["kind"] for f in _flows(client, trace_id, compute["id"])["items"]] == ["launch"]
+
+
+@pytest.mark.parametrize("name", ["train_step", "nccl_2gpu"])
+def test_nsys_launch_flows_are_its_own_correlation_links(
+    client: TestClient, engine: Engine, ingest: Ingest, name: str
+) -> None:
+    """Nsight Systems, read with its own SQL (`flow_pairs.nsys_pairs`): `train_step`
+    replays a CUDA graph (one launch, three kernels); `nccl_2gpu` has two processes whose
+    correlation ids overlap, so the process decides the launch."""
+    path = DATA / "nsys" / f"{name}.sqlite"
+    pairs = sorted(nsys_pairs(path).elements())
+    trace_id = ingest(path)
+    stored = {e["id"]: e for e in stored_events(engine, trace_id)}
+    gpu = {
+        (e["device"], e["stream"], e["start_ns"]): e["id"]
+        for e in stored.values()
+        if e["kind"] in ("kernel", "memcpy", "memset")
+    }
+    fan_out: dict[Point, list[int]] = {}
+    ends = Counter(start for start, _ in pairs)
+    graphs = [pair for pair in pairs if ends[pair[0]] > 1]  # every graph launch, and a sample
+    assert len(graphs) == (9 if name == "train_step" else 0)
+    for (pid, tid, t0), (device, stream, t1) in graphs + pairs[:: max(1, len(pairs) // 40)]:
+        (flow,) = _flows(client, trace_id, gpu[(device, stream, t1)])["items"]
+        call = stored[flow["from_id"]]
+        assert (call["kind"], call["pid"], call["tid"], flow["from_ns"]) == (
+            "runtime",
+            pid,
+            tid,
+            t0,
+        )
+        fan_out[(pid, tid, t0)] = [flow["from_id"]]
+    for start, (call_id,) in fan_out.items():
+        want = sorted(end[2] for begin, end in pairs if begin == start)
+        assert sorted(f["to_ns"] for f in _flows(client, trace_id, call_id)["items"]) == want
 
 
 def _reused_correlation() -> bytes:
