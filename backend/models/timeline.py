@@ -15,7 +15,7 @@ Tables (all keyed by trace, deleted with it):
 """
 
 from hashlib import blake2b
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Integer, SmallInteger, Table
@@ -281,3 +281,70 @@ class EventDetail(SQLModel):
     runtime: EventPublic | None = Field(description="The CPU runtime call that launched it.")
     cpu_op: EventPublic | None = Field(description="The innermost CPU op around that call.")
     kernel_stats: KernelStatsRow | None
+
+
+# ---- Shapes for the browser renderer: flows, area selection, counter tracks ----------------
+
+INT64_MAX = 2**63 - 1  # times are int64 ns in the dataset; a bound past it cannot be bound
+
+
+class Flow(BaseModel):
+    kind: Literal["launch", "collective"] = Field(
+        description="'launch': a runtime call to the GPU work it launched; 'collective': a "
+        "communication kernel to the same collective on another rank."
+    )
+    from_id: int
+    from_lane: int | None = Field(description="Lane id (`lanes`); None if not drawn.")
+    from_ns: int = Field(description="Start of the source event.")
+    to_id: int
+    to_lane: int | None
+    to_ns: int = Field(description="Start of the target event.")
+
+
+class EventFlows(BaseModel):
+    trace_id: str
+    event_id: int
+    items: list[Flow]
+    truncated: bool = Field(description="More flows than `limit` exist.")
+
+
+class AreaName(BaseModel):
+    name: str
+    category: str
+    count: int
+    total_ns: int = Field(description="Time inside the range (each event clipped to it).")
+    wall_ns: int = Field(description="Summed full durations of the events.")
+    avg_ns: int = Field(description="wall_ns // count.")
+
+
+class AreaCategory(BaseModel):
+    category: str
+    count: int
+    total_ns: int
+
+
+class AreaSummary(BaseModel):
+    trace_id: str
+    start_ns: int
+    end_ns: int
+    names: list[AreaName]
+    categories: list[AreaCategory]
+    truncated: bool = Field(description="More names than `limit` exist.")
+
+
+class CounterTrack(BaseModel):
+    key: str
+    label: str
+    kind: Literal["gpu_utilization", "memory_allocated", "memory_reserved"]
+    unit: Literal["fraction", "bytes"]
+    rank: int | None
+    device: int | None
+    values: list[float | None] = Field(description="One per bin; None before any sample.")
+
+
+class Counters(BaseModel):
+    trace_id: str
+    start_ns: int
+    end_ns: int
+    bins: int
+    tracks: list[CounterTrack]

@@ -1,170 +1,293 @@
-"""The timeline page as a user drives it: open, zoom twice, click a kernel, read its launch.
+"""The canvas timeline as a user drives it, in headless Chromium on real traces, checked
+against the raw trace files (parsed here, not by perfdash): names drawn, nesting,
+launch flows, the merged mix of a DDP rank, keyboard zoom and pan, the URL, search
+stepping and the area selection. Screenshots go to `test-artifacts/`.
 
-Runs the real server (API, dashboard, worker) and headless Chromium on a real H200
-trace; screenshots go to `test-artifacts/`.
+The page's test hook `window.perfdashTimeline` says what was drawn (`slicesInView`,
+`summaries`, `stats`); the assertions compare that with the file.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
-import re
-import time
-from collections.abc import Callable
+import tarfile
+from collections import defaultdict
+from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import pytest
-from playwright.sync_api import Page, Response, expect
+from playwright.sync_api import Page, expect
 
-from dashboard.components.timeline_panels import around
+from tests.browser.conftest import upload_and_wait
 
 if TYPE_CHECKING:
     from tests.browser.conftest import PageErrors, Server
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
-REPO = Path(__file__).resolve().parents[2]
-TRACE = REPO / "tests" / "data" / "torch" / "h200_gpt_small.pt.trace.json.gz"
-GRAPH = "#timeline-graph"
-STATUS = "#timeline-status"
+DATA = Path(__file__).resolve().parents[1] / "data"
+GPT = DATA / "torch" / "h200_gpt_small.pt.trace.json.gz"
+DDP = [DATA / "ddp" / f"ddp_rank{r}.pt.trace.json.gz" for r in (0, 1)]
+HOOK = "window.perfdashTimeline"
+CPU_CATS = ("cpu_op", "cuda_runtime", "cuda_driver")  # the kinds a CPU thread's lane draws
 
 
-def _ready_trace(server: Server) -> str:
-    with TRACE.open("rb") as f:
-        accepted = httpx.post(f"{server.base_url}/api/v1/traces", files={"file": f}, timeout=60)
-    trace_id: str = accepted.json()["id"]
-    for _ in range(240):
-        status = httpx.get(f"{server.base_url}/api/v1/traces/{trace_id}", timeout=10).json()
-        if status["status"] == "ready":
-            return trace_id
-        assert status["status"] != "failed", status["error"]
-        time.sleep(0.5)
-    pytest.fail(f"trace not ready:\n{server.log_tail()}")
+def _raw(path: Path) -> list[dict[str, Any]]:
+    """The file's events, `ts` and `dur` as exact epoch / plain ns ints (`ts_ns`, `dur_ns`):
+    Kineto writes µs with three decimals relative to `baseTimeNanoseconds`."""
+    doc = json.loads(gzip.decompress(path.read_bytes()), parse_float=Decimal)
+    base = int(doc.get("baseTimeNanoseconds", 0))
+    events = [e for e in doc["traceEvents"] if isinstance(e, dict)]
+    for e in events:
+        if "ts" in e:
+            e["ts_ns"] = base + int(Decimal(e["ts"]) * 1000)
+            e["dur_ns"] = int(Decimal(e.get("dur", 0)) * 1000)
+    return events
 
 
-def _zoom(page: Page, lo: float, hi: float) -> None:
-    """Drag-select the fraction [lo, hi] of the plot's width, as a user zooms."""
-    box = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
-    assert box is not None
-    y = box["y"] + box["height"] / 2
-    before = page.locator(STATUS).inner_text()
-    page.mouse.move(box["x"] + box["width"] * lo, y)
-    page.mouse.down()
-    page.mouse.move(box["x"] + box["width"] * (lo + hi) / 2, y, steps=4)
-    page.mouse.move(box["x"] + box["width"] * hi, y, steps=4)
-    page.mouse.up()
-    expect(page.locator(STATUS)).not_to_have_text(before, timeout=15_000)
+@pytest.fixture(scope="module")
+def gpt(module_server: Server) -> str:
+    return str(upload_and_wait(module_server, GPT.read_bytes(), GPT.name)["id"])
 
 
-def _click_widest_kernel(page: Page) -> None:
-    """Click the middle of the widest compute-kernel bar in view."""
-    bars = page.locator(f"{GRAPH} .barlayer .trace").first.locator(".point path")
-    plot = page.locator(f"{GRAPH} .nsewdrag").first.bounding_box()
-    assert plot is not None
-    best = None
-    for i in range(min(bars.count(), 400)):
-        box = bars.nth(i).bounding_box()
-        inside = box and plot["x"] < box["x"] + box["width"] / 2 < plot["x"] + plot["width"]
-        if box and inside and (best is None or box["width"] > best["width"]):
-            best = box
-    assert best is not None, "no kernel bar in view"
-    page.mouse.click(best["x"] + best["width"] / 2, best["y"] + best["height"] / 2)
+@pytest.fixture(scope="module")
+def ddp(module_server: Server) -> str:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for path in DDP:
+            tf.add(path, f"run/{path.name}")
+    return str(upload_and_wait(module_server, buf.getvalue(), "ddp.tar.gz")["id"])
 
 
-def test_zoom_twice_then_click_a_kernel_shows_its_cpu_launch(
-    perfdash_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+def _open(page: Page, server: Server, trace_id: str, query: str = "") -> dict[str, str]:
+    page.goto(f"{server.base_url}/traces/{trace_id}/timeline{query}")
+    page.wait_for_function(f"{HOOK} && {HOOK}.ready", timeout=30_000)
+    return dict(page.evaluate(f"{HOOK}.visibleRange()"))
+
+
+def _set_range(page: Page, start: int, end: int) -> dict[str, Any]:
+    return dict(page.evaluate(f"([s, e]) => {HOOK}.setRange(s, e)", [str(start), str(end)]))
+
+
+def _cpu_depths(events: list[dict[str, Any]]) -> dict[tuple[str, int], int]:
+    """Nesting depth of every CPU event per thread, by a stack over (start, longest first):
+    {(name, start ns): depth}."""
+    by_thread: dict[Any, list[tuple[int, int, str]]] = defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") in CPU_CATS:
+            start = e["ts_ns"]
+            by_thread[(e["pid"], e["tid"])].append((start, start + e["dur_ns"], e["name"]))
+    depths = {}
+    for rows in by_thread.values():
+        stack: list[int] = []
+        for start, end, name in sorted(rows, key=lambda r: (r[0], -r[1])):
+            while stack and stack[-1] <= start:
+                stack.pop()
+            depths[(name, start)] = len(stack)
+            stack.append(end)
+    return depths
+
+
+def test_zoomed_in_slices_carry_names_and_nest_as_in_the_file(
+    module_server: Server, gpt: str, page: Page, page_errors: PageErrors, artifacts: Path
 ) -> None:
-    trace_id = _ready_trace(perfdash_server)
-    page.goto(f"{perfdash_server.base_url}/traces/{trace_id}/timeline")
-    expect(page.locator(f"{GRAPH} .barlayer .point path").first).to_be_attached(timeout=30_000)
-    expect(page.locator(STATUS)).to_contain_text("busy blocks")
-    expect(page.locator(f"{GRAPH} .ytick text").first).to_contain_text("GPU 0")
+    raw = _raw(GPT)
+    depths = _cpu_depths(raw)
+    deepest = max(depths.items(), key=lambda kv: kv[1])
+    (_, at), _depth = deepest
+    r = _open(page, module_server, gpt)
     page.screenshot(path=artifacts / "timeline_full.png", full_page=True)
-
-    _zoom(page, 0.40, 0.50)
-    page.screenshot(path=artifacts / "timeline_zoom1.png", full_page=True)
-    _zoom(page, 0.45, 0.55)
-    expect(page.locator(STATUS)).to_contain_text("individual events")
-    assert "start_ns=" in page.url and "end_ns=" in page.url
-    page.screenshot(path=artifacts / "timeline_zoom2.png", full_page=True)
-
-    _click_widest_kernel(page)
-    detail = page.locator("#timeline-detail")
-    expect(detail.locator(".timeline-detail-name")).not_to_be_empty(timeout=15_000)
-    expect(detail).to_contain_text("CPU launch")
-    expect(detail).to_contain_text("LaunchKernel")
-    expect(detail).to_contain_text("from CPU op")
-    expect(detail).to_contain_text("kernel stats")
-    page.screenshot(path=artifacts / "timeline_detail.png", full_page=True)
-
-    page.fill("#timeline-search", "gemm")
-    page.press("#timeline-search", "Enter")
-    expect(page.locator("#timeline-search-results")).to_contain_text("gemm", timeout=15_000)
-    page.get_by_role("button", name="Reset zoom").click()
-    expect(page.locator(STATUS)).to_contain_text("busy blocks", timeout=15_000)
-
-    # Collapse the CPU-thread group: its lanes leave the plot, the GPU lanes stay.
-    labels = page.locator(f"{GRAPH} .ytick text")
-    cpu_lanes = labels.filter(has_text=re.compile(r"thread \d+$"))
-    expect(cpu_lanes.first).to_be_attached()
-    page.get_by_label("CPU threads").uncheck()
-    expect(cpu_lanes).to_have_count(0, timeout=15_000)
-    expect(labels.filter(has_text=re.compile(r"^GPU 0")).first).to_be_attached()
-    page.screenshot(path=artifacts / "timeline_cpu_collapsed.png", full_page=True)
-    page.get_by_label("CPU threads").check()
-    expect(cpu_lanes.first).to_be_attached(timeout=15_000)
+    drawn = _set_range(page, at - 60_000, at + 60_000)
+    slices = page.evaluate(f"{HOOK}.slicesInView()")
+    assert 50 <= drawn["slices"] <= 1500, drawn
+    assert drawn["labels"] >= 20, drawn  # names inside the slices wide enough for them
+    t0 = int(r["traceStartNs"])
+    cpu = [s for s in slices if s["id"] >= 0 and s["category"] in ("cpu_op", "runtime")]
+    assert cpu, "no CPU slices drawn"
+    for s in cpu:
+        key = (s["name"], t0 + round(s["start"]))
+        assert key in depths, f"{key} is not an event of the file"
+        assert s["depth"] == depths[key], (key, s["depth"], depths[key])
+    assert max(s["depth"] for s in cpu) >= 3  # four rows or more on the thread
+    page.screenshot(path=artifacts / "timeline_nested.png", full_page=True)
     assert page_errors.messages == []
 
 
-def _update_for(prop: str) -> Callable[[Response], bool]:
-    """Matches the answer to a callback request that `prop` (an ID or property) triggered."""
-
-    def matches(response: Response) -> bool:
-        body = response.request.post_data if "_dash-update-component" in response.url else None
-        return prop in str(json.loads(body or "{}").get("changedPropIds"))
-
-    return matches
-
-
-def _expect_window(page: Page, expected: tuple[int, int]) -> None:
-    """Wait until the URL shows `expected`, to the 256 ns a JavaScript number keeps of
-    epoch nanoseconds."""
-    deadline = time.monotonic() + 15
-    shown: tuple[int, ...] = ()
-    while time.monotonic() < deadline:
-        found = re.search(r"start_ns=(\d+)&end_ns=(\d+)", page.url)
-        shown = tuple(int(v) for v in found.groups()) if found else ()
-        if shown and all(abs(a - b) <= 1_000 for a, b in zip(shown, expected, strict=True)):
-            return
-        page.wait_for_timeout(100)
-    pytest.fail(f"the URL shows the window {shown}, not {expected}")
-
-
-def test_a_gap_and_a_search_match_zoom_to_themselves(
-    perfdash_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+def test_selecting_a_kernel_draws_its_launch_flow(
+    module_server: Server, gpt: str, page: Page, page_errors: PageErrors, artifacts: Path
 ) -> None:
-    """The pattern-matched buttons of the window callback: a gap row, then a search match.
-    The search click waits for the answer to the request the new match buttons make by
-    themselves first: Dash drops an answer once a later request of the same callback is out.
-    Plotly's autosize no longer reaches the server (the page filters relayouts to zooms)."""
-    trace_id = _ready_trace(perfdash_server)
-    api = f"{perfdash_server.base_url}/api/v1/traces/{trace_id}"
-    gaps = httpx.get(f"{api}/timeline/gaps", params={"min_ns": 100_000, "limit": 20}).json()
-    found = httpx.get(f"{api}/timeline/search", params={"q": "reduce_kernel"}).json()
-    page.goto(f"{perfdash_server.base_url}/traces/{trace_id}/timeline")
-    expect(page.locator(f"{GRAPH} .barlayer .point path").first).to_be_attached(timeout=30_000)
+    raw = _raw(GPT)
+    kernels = sorted((e for e in raw if e.get("cat") == "kernel"), key=lambda e: -e["dur"])
+    kernel = kernels[0]
+    corr = kernel["args"]["correlation"]
+    launch = next(e for e in raw if e.get("cat") == "cuda_runtime"
+                  and e.get("args", {}).get("correlation") == corr)  # fmt: skip
+    start = kernel["ts_ns"]
+    r = _open(page, module_server, gpt)
+    lo = min(start, launch["ts_ns"]) - 20_000
+    _set_range(page, lo, start + kernel["dur_ns"] + 20_000)
+    drawn = page.evaluate(f"{HOOK}.slicesInView()")
+    t0 = int(r["traceStartNs"])
+    ids = [s["id"] for s in drawn if s["name"] == kernel["name"] and t0 + round(s["start"]) == start]
+    assert len(ids) == 1, "the widest kernel is not drawn"
+    selected = page.evaluate(f"id => {HOOK}.select(id)", ids[0])
+    assert selected["flows"] >= 1, selected
+    details = page.locator(".pdt-details")
+    expect(details).to_contain_text(kernel["name"][:40])
+    expect(details.locator("tr", has_text="Launched by")).to_contain_text(launch["name"])
+    page.screenshot(path=artifacts / "timeline_flow.png", full_page=True)
 
-    page.locator(".timeline-gaps button").first.click()
-    gap = gaps["items"][0]
-    _expect_window(page, around(gap["start_ns"], gap["end_ns"], 2.0))
-    page.screenshot(path=artifacts / "timeline_gap.png", full_page=True)
+    # Follow the launch: the runtime call becomes the selection, its flow drawn to the kernel.
+    details.locator("tr", has_text="Launched by").locator("a").click()
+    expect(page.locator(".pdt-details")).to_contain_text(launch["name"], timeout=10_000)
+    expect(page.locator(".pdt-details")).to_contain_text("Flows")
+    assert page_errors.messages == []
 
-    with page.expect_response(_update_for("timeline-match"), timeout=15_000):
-        page.fill("#timeline-search", "reduce_kernel")
-        page.press("#timeline-search", "Enter")
-    page.locator("#timeline-search-results button").first.click()
-    match = found["matches"][0]
-    _expect_window(page, around(match["start_ns"], match["end_ns"], 5.0))
-    page.screenshot(path=artifacts / "timeline_match.png", full_page=True)
+
+def test_a_zoomed_out_ddp_rank_shows_its_compute_and_communication_mix(
+    module_server: Server, ddp: str, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    """Each rank's GPU header sums its streams by category; over the whole trace that is
+    every kernel's time, which the rank's own file gives."""
+    expected: dict[int, dict[str, int]] = {}
+    for rank, path in enumerate(DDP):
+        sums = {"compute": 0, "communication": 0}
+        for e in _raw(path):
+            if e.get("cat") == "kernel":
+                which = "communication" if "nccl" in e["name"].lower() else "compute"
+                sums[which] += e["dur_ns"]
+        expected[rank] = sums
+    _open(page, module_server, ddp)
+    stats = page.evaluate(f"{HOOK}.stats()")
+    summaries = page.evaluate(f"{HOOK}.summaries()")
+    page.screenshot(path=artifacts / "timeline_ddp_mix.png", full_page=True)
+    assert stats["mode"] == "blocks" or stats["slices"] > 0
+    assert {s["rank"] for s in summaries} == {0, 1}
+    for s in summaries:
+        want = expected[s["rank"]]
+        for category in ("compute", "communication"):
+            got = s["totals"][category]
+            assert abs(got - want[category]) <= 0.001 * want[category] + 1_000, (s, want)
+        assert s["totals"]["communication"] > 0 and s["totals"]["compute"] > 0
+    assert page_errors.messages == []
+
+
+def test_keys_zoom_and_pan_and_the_url_reproduces_the_view(
+    module_server: Server, gpt: str, page: Page, page_errors: PageErrors
+) -> None:
+    r = _open(page, module_server, gpt)
+    t0, t1 = int(r["traceStartNs"]), int(r["traceEndNs"])
+    width = (t1 - t0) // 4
+    _set_range(page, t0 + width, t0 + 2 * width)
+
+    def view() -> tuple[int, int]:
+        v = page.evaluate(f"{HOOK}.visibleRange()")
+        return int(v["startNs"]), int(v["endNs"])
+
+    def press(key: str, check: Any) -> None:
+        before = view()
+        page.keyboard.press(key)
+        page.wait_for_function(
+            f"b => {HOOK}.visibleRange().startNs !== b", arg=str(before[0]), timeout=10_000
+        )
+        after = view()
+        check(before, after)
+
+    def zoomed(factor: float) -> Any:
+        def check(b: tuple[int, int], a: tuple[int, int]) -> None:
+            assert abs((a[1] - a[0]) / (b[1] - b[0]) - factor) < 0.01, (b, a)
+            assert abs((a[0] + a[1]) / 2 - (b[0] + b[1]) / 2) <= 2  # around the centre
+
+        return check
+
+    def panned(fraction: float) -> Any:
+        def check(b: tuple[int, int], a: tuple[int, int]) -> None:
+            assert abs((a[0] - b[0]) / (b[1] - b[0]) - fraction) < 0.01, (b, a)
+            assert abs((a[1] - a[0]) - (b[1] - b[0])) <= 2
+
+        return check
+
+    page.locator(".pdt-canvas").focus()
+    press("w", zoomed(0.8))
+    press("s", zoomed(1.25))
+    press("d", panned(0.2))
+    press("a", panned(-0.2))
+    shown = view()
+    page.wait_for_url(lambda url: f"start_ns={shown[0]}" in url and f"end_ns={shown[1]}" in url)
+    _open(page, module_server, gpt, page.url[page.url.index("?") :])
+    assert view() == shown
+    assert page_errors.messages == []
+
+
+def test_search_highlights_and_steps_through_matches(
+    module_server: Server, gpt: str, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    raw = _raw(GPT)
+    names = [e["name"] for e in raw if e.get("ph") == "X" and "gemm" in e["name"].lower()]
+    r = _open(page, module_server, gpt)
+    t0 = int(r["traceStartNs"])
+    box = page.locator(".pdt-search")
+    box.fill("gemm")
+    box.press("Enter")
+    info = page.locator(".pdt-match-info")
+    expect(info).to_contain_text(f"1 / {len(names):,} matches", timeout=15_000)
+    details = page.locator(".pdt-details")
+    expect(details).to_contain_text("gemm")
+    first = page.evaluate(f"{HOOK}.visibleRange()")
+    box.press("Enter")
+    expect(info).to_contain_text(f"2 / {len(names):,}")
+    box.press("Shift+Enter")
+    expect(info).to_contain_text(f"1 / {len(names):,}")
+    box.press("Shift+Enter")  # before the first: the last match
+    expect(info).to_contain_text(f"{len(names):,} / {len(names):,}")
+    gemm_starts = sorted(e["ts_ns"] for e in raw if e.get("ph") == "X" and "gemm" in e["name"].lower())
+    v = page.evaluate(f"{HOOK}.visibleRange()")
+    mid = (int(v["startNs"]) + int(v["endNs"])) // 2
+    assert int(v["startNs"]) <= gemm_starts[-1] <= int(v["endNs"]), (v, gemm_starts[-1])
+    assert int(first["startNs"]) <= gemm_starts[0] <= int(first["endNs"])
+    assert mid > t0
+    page.screenshot(path=artifacts / "timeline_search.png", full_page=True)
+    assert page_errors.messages == []
+
+
+def test_the_area_selection_table_sums_the_range(
+    module_server: Server, gpt: str, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    """A drag across the time axis: time per name clipped to the range, as the file says."""
+    raw = _raw(GPT)
+    r = _open(page, module_server, gpt)
+    t0, t1 = int(r["traceStartNs"]), int(r["traceEndNs"])
+    canvas = page.locator(".pdt-canvas")
+    box = canvas.bounding_box()
+    assert box is not None
+    shell, ruler_y = 260, 30 + 12  # the track shell's width; the ruler under the overview
+    x0, x1 = box["x"] + shell + 200, box["x"] + shell + 500
+    page.mouse.move(x0, box["y"] + ruler_y)
+    page.mouse.down()
+    page.mouse.move(x1, box["y"] + ruler_y, steps=5)
+    page.mouse.up()
+    table = page.locator(".pdt-area table").first
+    expect(table.locator("tbody tr").first).to_be_visible(timeout=15_000)
+    page.screenshot(path=artifacts / "timeline_area.png", full_page=True)
+    area = page.evaluate(f"{HOOK}.lastArea()")
+    lo, hi = int(area["start_ns"]), int(area["end_ns"])
+    assert t0 < lo < hi < t1
+    kernels: dict[str, int] = defaultdict(int)
+    for e in raw:
+        if e.get("cat") == "kernel":
+            s, d = e["ts_ns"], e["dur_ns"]
+            clipped = min(s + d, hi) - max(s, lo)
+            if clipped > 0:
+                kernels[e["name"]] += clipped
+    got = {n["name"]: n["total_ns"] for n in area["names"] if n["category"] == "compute"}
+    top = sorted(kernels, key=lambda n: -kernels[n])[:5]
+    for name in top:
+        assert abs(got[name] - kernels[name]) <= 5, (name, got.get(name), kernels[name])
+    # The table sorts by a clicked column.
+    table.locator("th", has_text="Occurrences").click()
+    counts = [int(c.replace(",", "")) for c in table.locator("tbody tr td:nth-child(6)").all_inner_texts()]
+    assert counts == sorted(counts, reverse=True)
     assert page_errors.messages == []

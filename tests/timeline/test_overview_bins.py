@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import pytest
 
-from backend.services.timeline.windows import _bin_busy
+from backend.services.timeline.utilization import _bin_busy
 
 T0, T1, BINS = 1_000_003, 9_000_017, 7
 

@@ -1,4 +1,5 @@
-"""`/api/v1/traces/{id}/timeline...`, event detail, and the trace's events as Chrome-trace
+"""`/api/v1/traces/{id}/timeline...` (windows, overview, steps, search, gaps, area
+summaries, counter tracks), event detail and flows, and the trace's events as Chrome-trace
 JSON or as the Parquet file they are stored in."""
 
 from typing import Annotated
@@ -10,7 +11,11 @@ from fastapi.responses import FileResponse, Response, StreamingResponse
 from backend.api.access import require
 from backend.api.deps import SessionDep
 from backend.models.timeline import (
+    INT64_MAX,
+    AreaSummary,
+    Counters,
     EventDetail,
+    EventFlows,
     GapsPublic,
     SearchResult,
     StepMarkerChoice,
@@ -27,6 +32,10 @@ from backend.services.timeline.columns import window_columns
 from backend.services.traces import export_chrome_trace
 
 router = APIRouter(prefix="/traces", tags=["timeline"])
+# Times are int64 ns in the dataset: a bound past that range is refused here, with a 422.
+_NS = Query(ge=-INT64_MAX, le=INT64_MAX, description="Absolute time, ns.")
+Ns = Annotated[int, _NS]
+OptionalNs = Annotated[int | None, _NS]
 
 
 def _lane_ids(lanes: str | None) -> list[int] | None:
@@ -142,6 +151,49 @@ def get_timeline_gaps(
 def get_event(trace_id: str, event_id: int, session: SessionDep) -> EventDetail:
     """One event with its args, its CPU launch and its kernel's stats."""
     return service.get_event_detail(session=session, trace_id=trace_id, event_id=event_id)
+
+
+@router.get("/{trace_id}/events/{event_id}/flows")
+def get_event_flows(
+    trace_id: str,
+    event_id: int,
+    session: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 500,
+) -> EventFlows:
+    """Flow arrows at an event: CPU launch -> GPU work, and collective peers on other ranks."""
+    return service.get_event_flows(
+        session=session, trace_id=trace_id, event_id=event_id, limit=limit
+    )
+
+
+@router.get("/{trace_id}/timeline/area")
+def get_timeline_area(
+    trace_id: str,
+    session: SessionDep,
+    start_ns: Ns,
+    end_ns: Ns,
+    lanes: Annotated[str | None, Query(description="Comma-separated lane ids.")] = None,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 500,
+) -> AreaSummary:
+    """The events of the lanes overlapping [start_ns, end_ns), summed per name and category."""
+    return service.get_area_summary(
+        session=session, trace_id=trace_id, start_ns=start_ns, end_ns=end_ns,
+        lanes=_lane_ids(lanes), limit=limit,
+    )  # fmt: skip
+
+
+@router.get("/{trace_id}/timeline/counters")
+def get_timeline_counters(
+    trace_id: str,
+    session: SessionDep,
+    start_ns: OptionalNs = None,
+    end_ns: OptionalNs = None,
+    bins: Annotated[int, Query(ge=1, le=5000)] = 400,
+) -> Counters:
+    """Counter tracks of the window in equal bins: GPU utilisation, allocated/reserved memory."""
+    return service.get_counters(
+        session=session, trace_id=trace_id, start_ns=start_ns, end_ns=end_ns, bins=bins
+    )
 
 
 @router.get("/{trace_id}/export.json", response_class=StreamingResponse)

@@ -1,23 +1,24 @@
 """The timeline of a stored trace: collection at ingest, the level-of-detail index, lanes, gaps,
-windows and steps.
+windows and steps; and, for the browser renderer, flows, area summaries and counter tracks.
 """
 
+from backend.services.timeline.area import get_area_summary
 from backend.services.timeline.collect import TimelineCollector
+from backend.services.timeline.counters import get_counters
 from backend.services.timeline.events import get_event_detail, list_gaps, search
+from backend.services.timeline.flows import get_event_flows
 from backend.services.timeline.index import write_timeline_index
 from backend.services.timeline.steps import list_steps, set_step_marker
-from backend.services.timeline.windows import (
-    DEFAULT_MAX_ITEMS,
-    get_lanes,
-    get_overview,
-    get_window,
-    ready_trace,
-)
+from backend.services.timeline.utilization import get_overview
+from backend.services.timeline.windows import DEFAULT_MAX_ITEMS, get_lanes, get_window, ready_trace
 
 __all__ = [
     "DEFAULT_MAX_ITEMS",
     "TimelineCollector",
+    "get_area_summary",
+    "get_counters",
     "get_event_detail",
+    "get_event_flows",
     "get_lanes",
     "get_overview",
     "get_window",

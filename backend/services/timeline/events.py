@@ -1,13 +1,13 @@
 """Timeline look-ups around single events: detail with CPU launch, search, gaps.
 
-Events are read from the trace's dataset. The CPU launch of a GPU event follows its
-correlation id to the latest runtime call at or before it (same rank), then takes the
-innermost CPU op on that thread around the call.
+Events are read from the trace's dataset. The CPU launch of a GPU event is the runtime
+call `launch.find_launch` picks (its correlation id, same rank), then the innermost CPU op
+on that thread around the call.
 
 Public surface: `get_event_detail`, `search`, `list_gaps`. (Steps: `trace_steps`.)
 """
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 from sqlalchemy import select
@@ -25,36 +25,16 @@ from backend.models.timeline import (
     SearchResult,
     TimelineName,
 )
-from backend.models.traces import Trace
 from backend.services.datasets import query_events
 from backend.services.errors import NotFoundError
 from backend.services.timeline import lanes as lanes_mod
 from backend.services.timeline.gaps import RULE
 from backend.services.timeline.lanes import GPU_FAMILIES, LaneKey
+from backend.services.timeline.launch import enclosing_cpu_op, find_launch, one_event
 from backend.services.timeline.pyramid import LONG_NS
 from backend.services.timeline.windows import lane_keys, list_lanes, ready_trace
 
 _SEARCH_NAMES = 20
-
-
-class _Row(NamedTuple):
-    """One stored event as read from the dataset."""
-
-    id: int
-    kind: str
-    name: str
-    start_ns: int
-    dur_ns: int
-    rank: int | None
-    device: int | None
-    stream: int | None
-    pid: int | None
-    tid: int | None
-    correlation: int | None
-    args: str | None
-
-
-_ROW = ", ".join(_Row._fields)
 
 
 def _public(row: Any, keys: dict[LaneKey, int], labels: dict[int, str]) -> EventPublic:
@@ -76,16 +56,16 @@ def get_event_detail(*, session: Session, trace_id: str, event_id: int) -> Event
         NotFoundError: no such trace, or no such event in it.
     """
     trace = ready_trace(session, trace_id)
-    row = _one(trace, "id = ?", [event_id])
+    row = one_event(trace, "id = ?", [event_id])
     if row is None:
         raise NotFoundError(f"event {event_id} not found in trace {trace_id}")
     lanes = list_lanes(session, trace_id)
     keys, labels = lane_keys(lanes), {lane.lane: lane.label for lane in lanes}
     runtime = cpu_op = None
     if lanes_mod.KIND_FAMILY.get(row.kind) in GPU_FAMILIES and row.correlation is not None:
-        runtime = _find_launch(trace, row)
+        runtime = find_launch(trace, row)
     if runtime is not None or row.kind == "runtime":
-        cpu_op = _enclosing_cpu_op(trace, runtime or row)
+        cpu_op = enclosing_cpu_op(trace, runtime or row)
     return EventDetail(
         trace_id=trace_id,
         event=_public(row, keys, labels),
@@ -93,37 +73,6 @@ def get_event_detail(*, session: Session, trace_id: str, event_id: int) -> Event
         cpu_op=_public(cpu_op, keys, labels) if cpu_op is not None else None,
         kernel_stats=_kernel_stats(session, trace_id, row.name) if row.kind == "kernel" else None,
     )
-
-
-def _one(trace: Trace, where: str, params: list[Any], order: str = "id") -> _Row | None:
-    """The first event (by `order`) matching `where`, or None."""
-    sql = f"SELECT {_ROW} FROM {{events}} WHERE {where} ORDER BY {order} LIMIT 1"
-    rows = query_events(trace, sql, params)
-    return _Row(*rows[0]) if rows else None
-
-
-def _find_launch(trace: Trace, event: _Row) -> _Row | None:
-    """The runtime call with the event's correlation id (same rank, and same process where
-    the GPU event names one, as nsys's do), the latest at or before it."""
-    where = "kind = 'runtime' AND correlation = ? AND start_ns <= ?"
-    params: list[Any] = [event.correlation, event.start_ns]
-    if event.rank is not None:
-        where += " AND rank = ?"
-        params.append(event.rank)
-    if event.pid is not None:  # nsys GPU work names its process; correlation ids are per process
-        where += " AND pid = ?"
-        params.append(event.pid)
-    return _one(trace, where, params, order="start_ns DESC, id DESC")
-
-
-def _enclosing_cpu_op(trace: Trace, call: _Row) -> _Row | None:
-    """The innermost cpu_op on the call's thread that contains it."""
-    where = (
-        "kind = 'cpu_op' AND pid IS NOT DISTINCT FROM ? AND tid IS NOT DISTINCT FROM ? "
-        "AND rank IS NOT DISTINCT FROM ? AND start_ns <= ? AND start_ns + dur_ns >= ?"
-    )
-    params = [call.pid, call.tid, call.rank, call.start_ns, call.start_ns + call.dur_ns]
-    return _one(trace, where, params, order="start_ns DESC, dur_ns ASC")
 
 
 def _kernel_stats(session: Session, trace_id: str, name: str) -> KernelStatsRow | None:

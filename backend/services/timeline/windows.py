@@ -1,4 +1,4 @@
-"""Timeline windows at the right level of detail, and the GPU-utilisation overview.
+"""Timeline windows at the right level of detail (the utilisation overview: `utilization`).
 
 A window query never scans all of a trace's events. It picks a pyramid level from the
 bound "at most T / width + 2 blocks per lane", then walks down while the coarser level's
@@ -9,11 +9,10 @@ from the trace's dataset: a (kind, start_ns) range with a `LONG_NS` look-back pl
 long events of `timeline_spans`. If that still returns more than `max_items`, the
 level-1 blocks are returned instead, so the limit always holds.
 
-Public surface: `get_window`, `get_lanes`, `get_overview`, `lane_keys`, `overlap`,
-`DEFAULT_MAX_ITEMS`.
+Public surface: `get_window`, `get_lanes`, `ready_trace`, `list_lanes`, `lane_keys`,
+`choose_lanes`, `check_range`, `overlap`, `DEFAULT_MAX_ITEMS`.
 """
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,12 +24,11 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
 
 from backend.models.timeline import (
+    INT64_MAX,
     LanePublic,
-    OverviewBin,
     TimelineItem,
     TimelineLane,
     TimelineLanes,
-    TimelineOverview,
     TimelineSpan,
     TimelineWindow,
     table_of,
@@ -45,7 +43,6 @@ from backend.services.traces import get_trace
 
 DEFAULT_MAX_ITEMS = 5000
 SCAN_FACTOR = 4  # index entries a query may read per returned item, at most
-OVERVIEW_SCAN = 50_000
 _RAW_COLUMNS = "id, kind, name, start_ns, dur_ns, rank, device, stream, pid, tid, args"
 HOVER_ARGS = (
     "grid", "block", "bytes", "memory bandwidth (GB/s)", "registers per thread",
@@ -131,7 +128,7 @@ def get_window(
     we = t1 if end_ns is None else end_ns
     if we <= ws:
         raise InvalidInputError(f"empty window: end_ns ({we}) must be after start_ns ({ws})")
-    chosen = _choose(all_lanes, lanes)
+    chosen = choose_lanes(all_lanes, lanes)
     w = _Window(session.connection(), trace, ws, we, max_items, all_lanes, chosen, t1 - t0)
     w.hover_args = hover_args
     items, level, estimate, truncated = w.items()
@@ -157,7 +154,12 @@ def get_lanes(*, session: Session, trace_id: str) -> TimelineLanes:
     )  # fmt: skip
 
 
-def _choose(all_lanes: list[TimelineLane], wanted: list[int] | None) -> list[TimelineLane]:
+def choose_lanes(all_lanes: list[TimelineLane], wanted: list[int] | None) -> list[TimelineLane]:
+    """The lanes with the wanted ids (all of them for None), in id order.
+
+    Raises:
+        InvalidInputError: an id names no lane.
+    """
     if wanted is None:
         return all_lanes
     by_id = {lane.lane: lane for lane in all_lanes}
@@ -165,6 +167,23 @@ def _choose(all_lanes: list[TimelineLane], wanted: list[int] | None) -> list[Tim
     if unknown:
         raise InvalidInputError(f"unknown lane ids {unknown}; the trace has 0..{len(by_id) - 1}")
     return [by_id[i] for i in sorted(set(wanted))]
+
+
+def check_range(start_ns: int, end_ns: int) -> None:
+    """Refuse an empty range, or one past what the dataset's int64 times can hold.
+
+    Raises:
+        InvalidInputError: end_ns <= start_ns, or a bound outside int64.
+
+    >>> check_range(0, 1)
+    """
+    for name, value in (("start_ns", start_ns), ("end_ns", end_ns)):
+        if not -INT64_MAX <= value <= INT64_MAX:
+            raise InvalidInputError(f"{name} ({value}) is outside the int64 range of times")
+    if end_ns <= start_ns:
+        raise InvalidInputError(
+            f"empty range: end_ns ({end_ns}) must be after start_ns ({start_ns})"
+        )
 
 
 def _lane_public(lane: TimelineLane) -> LanePublic:
@@ -348,66 +367,3 @@ def _set_depths(items: list[TimelineItem]) -> None:
             stack.pop()
         item.depth = len(stack)
         stack.append(item.start_ns + item.dur_ns)
-
-
-def get_overview(*, session: Session, trace_id: str, bins: int = 400) -> TimelineOverview:
-    """GPU utilisation (share of time a device runs any GPU work) over the whole trace,
-    from the finest pyramid level that is cheap to read whole."""
-    trace = ready_trace(session, trace_id)
-    visible = list_lanes(session, trace_id)
-    devices = list_lanes(session, trace_id, hidden=True)
-    t0 = min((lane.first_ns for lane in visible), default=0)
-    t1 = max((lane.last_ns for lane in visible), default=t0)
-    if not devices or t1 <= t0:
-        return TimelineOverview(
-            trace_id=trace_id, trace_start_ns=t0, trace_end_ns=t1, devices=0, level=None, bins=[]
-        )
-    level = _overview_level([*visible, *devices])
-    sql = (
-        "SELECT start_ns, end_ns, busy_ns FROM {blocks} "
-        "WHERE level = ? AND lane IN (SELECT unnest(?))"
-    )
-    busy = _bin_busy(query_events(trace, sql, [level, [d.lane for d in devices]]), t0, t1, bins)
-    width = (t1 - t0) / bins
-    out = [
-        OverviewBin(
-            start_ns=round(t0 + i * width),
-            end_ns=round(t0 + (i + 1) * width),
-            utilization=min(1.0, b / (width * len(devices))),
-        )
-        for i, b in enumerate(busy)
-    ]
-    return TimelineOverview(
-        trace_id=trace_id, trace_start_ns=t0, trace_end_ns=t1, devices=len(devices),
-        level=level, bins=out,
-    )  # fmt: skip
-
-
-def _overview_level(lanes: list[TimelineLane]) -> int:
-    levels = len(lanes[0].level_blocks)
-    for level in range(min(2, levels), levels + 1):  # device lanes store no level 1
-        if sum(lane.level_blocks[level - 1] for lane in lanes) <= OVERVIEW_SCAN:
-            return level
-    return levels
-
-
-def _bin_busy(rows: Any, t0: int, t1: int, bins: int) -> list[float]:
-    """Spread each block's busy time evenly over its extent, into equal bins.
-
-    Each bin's parts are added by `math.fsum` (exactly rounded), so the answer does not
-    depend on the order the blocks come in: DuckDB returns a scan of several row groups
-    filtered by a lane list in any order, and a plain float sum would change in its last
-    digits from one request to the next."""
-    width = (t1 - t0) / bins
-    parts: list[list[float]] = [[] for _ in range(bins)]
-    for start, end, busy in rows:
-        if end <= start:
-            continue
-        density = busy / (end - start)
-        first = max(0, int((start - t0) / width))
-        last = min(bins - 1, int((end - t0) / width))
-        for i in range(first, last + 1):
-            lo, hi = max(start, t0 + i * width), min(end, t0 + (i + 1) * width)
-            if hi > lo:
-                parts[i].append((hi - lo) * density)
-    return [math.fsum(p) for p in parts]

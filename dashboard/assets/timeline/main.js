@@ -665,6 +665,7 @@ class Timeline {
         this.requestDraw();
         return this.loadArea();
       },
+      lastArea: () => this.areaData || null,
       stats: () => ({ ...this.lastStats, mode: this.lastEntry ? this.lastEntry.mode : null, fetched: this.cache.fetched, cached: this.cache.entries.length, rows: this.layout.rows.length }),
       drawNow: () => { const t = performance.now(); const s = this.drawNow(); return { ms: performance.now() - t, ...s }; },
       isCached: (startNs, endNs) => this.cache.lookup(toOffset(startNs), toOffset(endNs)).exact,
