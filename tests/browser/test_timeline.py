@@ -137,7 +137,9 @@ def test_selecting_a_kernel_draws_its_launch_flow(
     _set_range(page, lo, start + kernel["dur_ns"] + 20_000)
     drawn = page.evaluate(f"{HOOK}.slicesInView()")
     t0 = int(r["traceStartNs"])
-    ids = [s["id"] for s in drawn if s["name"] == kernel["name"] and t0 + round(s["start"]) == start]
+    ids = [
+        s["id"] for s in drawn if s["name"] == kernel["name"] and t0 + round(s["start"]) == start
+    ]
     assert len(ids) == 1, "the widest kernel is not drawn"
     selected = page.evaluate(f"id => {HOOK}.select(id)", ids[0])
     assert selected["flows"] >= 1, selected
@@ -294,6 +296,8 @@ def test_the_area_selection_table_sums_the_range(
         assert abs(got[name] - kernels[name]) <= 5, (name, got.get(name), kernels[name])
     # The table sorts by a clicked column.
     table.locator("th", has_text="Occurrences").click()
-    counts = [int(c.replace(",", "")) for c in table.locator("tbody tr td:nth-child(6)").all_inner_texts()]
+    counts = [
+        int(c.replace(",", "")) for c in table.locator("tbody tr td:nth-child(6)").all_inner_texts()
+    ]
     assert counts == sorted(counts, reverse=True)
     assert page_errors.messages == []
