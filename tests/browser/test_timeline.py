@@ -18,6 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -300,4 +301,24 @@ def test_the_area_selection_table_sums_the_range(
         int(c.replace(",", "")) for c in table.locator("tbody tr td:nth-child(6)").all_inner_texts()
     ]
     assert counts == sorted(counts, reverse=True)
+    assert page_errors.messages == []
+
+
+def test_a_gap_row_moves_the_canvas_to_the_gap(
+    module_server: Server, gpt: str, page: Page, page_errors: PageErrors
+) -> None:
+    gaps = httpx.get(
+        f"{module_server.base_url}/api/v1/traces/{gpt}/timeline/gaps",
+        params={"min_ns": 100_000, "limit": 20},
+    ).json()["items"]
+    _open(page, module_server, gpt)
+    page.locator(".timeline-gaps button").first.click()
+    gap = gaps[0]
+    page.wait_for_function(
+        f"""([s, e]) => {{ const r = {HOOK}.visibleRange();
+            return BigInt(r.startNs) <= BigInt(s) && BigInt(r.endNs) >= BigInt(e)
+                && BigInt(r.endNs) - BigInt(r.startNs) < 10n * (BigInt(e) - BigInt(s)); }}""",
+        arg=[str(gap["start_ns"] + 1000), str(gap["end_ns"] - 1000)],
+        timeout=10_000,
+    )
     assert page_errors.messages == []
