@@ -28,7 +28,6 @@ from backend.services import timeline as service
 from backend.services.auth import CHANGE_TRACE
 from backend.services.datasets import events_file
 from backend.services.errors import InvalidInputError
-from backend.services.timeline.columns import window_columns
 from backend.services.traces import export_chrome_trace
 
 router = APIRouter(prefix="/traces", tags=["timeline"])
@@ -90,7 +89,7 @@ def get_timeline_columns(
         session=session, trace_id=trace_id, start_ns=start_ns, end_ns=end_ns,
         max_items=max_items, lanes=_lane_ids(lanes), hover_args=False,
     )  # fmt: skip
-    return Response(orjson.dumps(window_columns(window)), media_type="application/json")
+    return Response(orjson.dumps(service.window_columns(window)), media_type="application/json")
 
 
 @router.get("/{trace_id}/timeline/overview")

@@ -4,6 +4,7 @@ windows and steps; and, for the browser renderer, flows, area summaries and coun
 
 from backend.services.timeline.area import get_area_summary
 from backend.services.timeline.collect import TimelineCollector
+from backend.services.timeline.columns import window_columns
 from backend.services.timeline.counters import get_counters
 from backend.services.timeline.events import get_event_detail, list_gaps, search
 from backend.services.timeline.flows import get_event_flows
@@ -27,5 +28,6 @@ __all__ = [
     "ready_trace",
     "search",
     "set_step_marker",
+    "window_columns",
     "write_timeline_index",
 ]
