@@ -666,8 +666,8 @@ class Timeline {
         return this.loadArea();
       },
       lastArea: () => this.areaData || null,
-      stats: () => ({ ...this.lastStats, mode: this.lastEntry ? this.lastEntry.mode : null, fetched: this.cache.fetched, cached: this.cache.entries.length, rows: this.layout.rows.length }),
-      drawNow: () => { const t = performance.now(); const s = this.drawNow(); return { ms: performance.now() - t, ...s }; },
+      stats: () => ({ slices: this.lastStats.slices, labels: this.lastStats.labels, flows: this.lastStats.flows, mode: this.lastEntry ? this.lastEntry.mode : null, fetched: this.cache.fetched, cached: this.cache.entries.length, rows: this.layout.rows.length }),
+      drawNow: () => { const t = performance.now(); const s = this.drawNow(); return { ms: performance.now() - t, slices: s.slices, labels: s.labels }; },
       isCached: (startNs, endNs) => this.cache.lookup(toOffset(startNs), toOffset(endNs)).exact,
       prefetch: () => this.prefetchAround(),
       idle: () => Promise.all([...this.cache.pending.values()].map((p) => p.catch(() => null))),
@@ -700,10 +700,12 @@ class Timeline {
     const e = this.lastEntry;
     if (!e) return [];
     const out = [];
+    const px = (this.width - SHELL_W) / (this.view.end - this.view.start);
+    const labelled = this.lastStats.labelled || new Set();
     for (let i = 0; i < e.n; i++) {
       const a = e.start_ns[i];
       if (a + e.dur_ns[i] < this.view.start || a > this.view.end || !this.layout.laneY.has(e.lane[i])) continue;
-      out.push({ id: e.id[i], lane: e.lane[i], depth: e.depth[i], name: e.names[e.name[i]], category: e.categories[e.category[i]], start: a, dur: e.dur_ns[i], count: e.count[i], mix: Array.from(e.mix.slice(4 * i, 4 * i + 4)) });
+      out.push({ id: e.id[i], lane: e.lane[i], depth: e.depth[i], name: e.names[e.name[i]], category: e.categories[e.category[i]], start: a, dur: e.dur_ns[i], count: e.count[i], mix: Array.from(e.mix.slice(4 * i, 4 * i + 4)), px: (Math.min(a + e.dur_ns[i], this.view.end) - Math.max(a, this.view.start)) * px, labelled: labelled.has(i) });
     }
     return out;
   }

@@ -23,7 +23,7 @@ export function draw(ctx, s) {
   ctx.clearRect(0, 0, W, H);
   ctx.font = FONT;
   ctx.textBaseline = "middle";
-  const stats = { slices: 0, labels: 0, flows: 0 };
+  const stats = { slices: 0, labels: 0, flows: 0, labelled: new Set() };
   drawTrackBackgrounds(ctx, s);
   ctx.save();
   ctx.beginPath();
@@ -139,6 +139,7 @@ function drawSlices(ctx, s, stats) {
     if (text) {
       ctx.fillText(text, x0 + 3, y + ROW_H / 2);
       stats.labels += 1;
+      stats.labelled.add(i);
     }
   }
   if (matches) drawMatchOutlines(ctx, s, e, matches, k);
