@@ -211,7 +211,8 @@ def uncached_windows(c: Canvas, wins: list[tuple[int, int]], t0: int, t1: int) -
             problems.append(f"asked [{s}, {e}), view is [{seen['startNs']}, {seen['endNs']})")
         stats = c.call("stats()")
         runs.append({"width_ns": e - s, "start_ns": str(s), "ms": round(r["ms"], 1),
-                     "slices": r["slices"], "labels": r["labels"], "mode": stats["mode"]})  # fmt: skip
+                     "slices": r["slices"], "labels": r["labels"],
+                     "mode": stats["mode"]})  # fmt: skip
     ms = [r["ms"] for r in runs]
     return {"ms": quantiles(ms), "target_p95_ms": 100, "met": quantiles(ms)["p95"] < 100,
             "slices": quantiles([r["slices"] for r in runs]),
@@ -264,7 +265,8 @@ def canvas_bench(data_dir: Path, trace_id: str, args: argparse.Namespace) -> dic
             t0, t1 = int(r["traceStartNs"]), int(r["traceEndNs"])
             out["trace_span_ns"] = t1 - t0
             rng = random.Random(args.seed)
-            out["set_range"] = uncached_windows(c, random_windows(rng, t0, t1, args.windows), t0, t1)
+            wins = random_windows(rng, t0, t1, args.windows)
+            out["set_range"] = uncached_windows(c, wins, t0, t1)
             out["zoom_step"] = zoom_steps(c, random_windows(rng, t0, t1, args.zooms))
             dense = max(out["set_range"]["runs"], key=lambda w: w["slices"])
             ds = int(dense["start_ns"])
@@ -280,8 +282,7 @@ def canvas_bench(data_dir: Path, trace_id: str, args: argparse.Namespace) -> dic
 def baseline_bench(ref: str, trace: Path, tmp: Path) -> dict[str, Any]:
     """The Plotly timeline of `ref`: its own ingest, server and `browser()` measurement."""
     tree = tmp / "baseline"
-    sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", ref], capture_output=True,
-                         text=True, check=True).stdout.strip()  # fmt: skip
+    sha = git("rev-parse", ref)
     subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), sha],
                    check=True, capture_output=True)  # fmt: skip
     try:
@@ -296,7 +297,14 @@ def baseline_bench(ref: str, trace: Path, tmp: Path) -> dict[str, Any]:
             "first_paint_ms": round(got["first_paint_s"] * 1000, 1),
             "zoom_round_trip_ms": round(got["zoom_round_trip_s"] * 1000, 1),
             "method": "that ref's perf/bench_timeline.py browser(): viewport 1280x900, "
-                      "Chromium --no-sandbox --disable-gpu, medians of 3 after a warm-up"}  # fmt: skip
+                      "Chromium --no-sandbox --disable-gpu, medians of 3 after a warm-up",
+            }  # fmt: skip
+
+
+def git(*args: str) -> str:
+    """`git -C REPO *args`'s output."""
+    cmd = ["git", "-C", str(REPO), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip()
 
 
 def load() -> list[float]:
@@ -304,8 +312,8 @@ def load() -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--visits", type=int, default=5)
     parser.add_argument("--windows", type=int, default=20)
@@ -317,8 +325,7 @@ def main() -> None:
     started = dt.datetime.now(dt.UTC)
     result: dict[str, Any] = {
         "date": started.isoformat(timespec="seconds"),
-        "commit": subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"],
-                                 capture_output=True, text=True).stdout.strip(),  # fmt: skip
+        "commit": git("rev-parse", "HEAD"),
         "machine": {"nproc": os.cpu_count(), "loadavg_start": load()},
         "args": vars(args),
     }
