@@ -12,6 +12,7 @@ Canvas (this checkout), through its test hook `window.perfdashTimeline`:
    `setRange(...).ms`, each from a state where the window is not cached (checked with
    `isCached`; a window that is gets a fresh page opened on a 20 µs view far from it),
    once the page has no request in flight (prefetches, counter tracks);
+   each also records its columns fetch (resource timing) to split server from client;
 3. cached zoom step: --zooms windows, each drawn and its prefetches finished, then one W
    press (0.8x around the centre) through `setRange`, which must be cached beforehand;
    and `drawNow()` over 20 redraws of the densest view of step 2.
