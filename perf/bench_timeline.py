@@ -1,5 +1,5 @@
 """Timeline benchmark: a 1M-event trace in SQLite and PostgreSQL, API latency per window
-size and of name search, and browser first paint / zoom round trip in headless Chromium.
+size and of name search (the browser side: `perf/bench_timeline_ui.py`).
 
 Issue #17's targets: any window (`max_items=5000`) in p95 under 50 ms, name search under
 100 ms. Windows read the level-of-detail index in SQL and raw events from the trace's
@@ -17,12 +17,8 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import os
 import random
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,8 +32,6 @@ SOURCE = REPO / "perf" / "data" / "h200_gpt_12l.pt.trace.json.gz"
 POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 PG_DB = "perfdash_bench_timeline"
 MAX_ITEMS = 5000
-CHROMIUM = "/usr/bin/chromium"
-BARS = "#timeline-graph .barlayer .point path"
 # Name searches a user types: a kernel family, an op, a common substring, a rare one.
 SEARCHES = ("gemm", "aten::linear", "elementwise", "nccl", "ProfilerStep")
 
@@ -113,76 +107,6 @@ def _quantiles(label: str, times: list[float]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def browser(data_dir: Path, trace_id: str) -> dict[str, float]:
-    """First paint of the full-trace timeline and one zoom round trip, in headless Chromium."""
-    from playwright.sync_api import sync_playwright
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PERFDASH_")}
-    env["PERFDASH_DATA_DIR"] = str(data_dir)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    cmd = [sys.executable, "-m", "workers.cli", "serve", "--port", str(port), "--no-worker",
-           "--no-samples"]  # fmt: skip
-    log = (data_dir / "serve.log").open("wb")
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True,
-                            stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
-    try:
-        return _browse(sync_playwright, f"http://127.0.0.1:{port}/traces/{trace_id}/timeline")
-    finally:
-        os.killpg(proc.pid, 15)
-        proc.wait(30)
-
-
-def _browse(sync_playwright: Any, url: str) -> dict[str, float]:
-    import httpx
-
-    for _ in range(120):
-        try:
-            if httpx.get(url.split("/traces")[0] + "/healthz", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    out: dict[str, float] = {}
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(
-            executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"]
-        )
-        page = b.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(url)  # warm-up: Dash bundles and the server's first request
-        page.wait_for_selector(
-            "#timeline-graph .barlayer .point path", state="attached", timeout=60_000
-        )
-        paints = []
-        for _ in range(3):
-            t = time.perf_counter()
-            page.goto(url.split("?")[0])
-            page.wait_for_selector(
-                "#timeline-graph .barlayer .point path", state="attached", timeout=60_000
-            )
-            paints.append(time.perf_counter() - t)
-        out["first_paint_s"] = statistics.median(paints)
-        zooms = []
-        for lo, hi in ((0.4, 0.6), (0.45, 0.55), (0.3, 0.7)):
-            box = page.locator("#timeline-graph .nsewdrag").first.bounding_box()
-            status = page.locator("#timeline-status").inner_text()
-            y = box["y"] + box["height"] / 2
-            page.mouse.move(box["x"] + box["width"] * lo, y)
-            page.mouse.down()
-            page.mouse.move(box["x"] + box["width"] * hi, y, steps=3)
-            t = time.perf_counter()
-            page.mouse.up()
-            page.wait_for_function(
-                "s => document.querySelector('#timeline-status').innerText !== s", arg=status
-            )
-            page.wait_for_timeout(0)
-            zooms.append(time.perf_counter() - t)
-        out["zoom_round_trip_s"] = statistics.median(zooms)
-        b.close()
-    return out
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--events", type=int, default=1_000_000)
@@ -205,8 +129,6 @@ def main() -> None:
         trace_id, seconds = ingest_here(trace, url, data_dir)
         print(f"[{name}] ingest {seconds:.1f} s", flush=True)
         print(f"[{name}] API {api_latency(trace_id)}", flush=True)
-        if name == "sqlite":
-            print(f"[{name}] browser {browser(data_dir, trace_id)}", flush=True)
 
 
 if __name__ == "__main__":

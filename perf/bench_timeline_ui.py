@@ -75,13 +75,8 @@ from bench_timeline import browser
 print(json.dumps(browser(Path(sys.argv[1]), sys.argv[2])))
 """
 
-# Until no fetch of the window cache is in flight: idle() waits for those in flight now,
-# and a queued prefetch starts as one finishes, so ask again until it waited for none.
-_SETTLE = """async () => {
-  const t = window.perfdashTimeline;
-  for (let i = 0; i < 100; i++) { if ((await t.idle()).length === 0) return i; }
-  return -1;
-}"""
+# Until nothing is fetched or queued: windows, prefetches and the counter tracks.
+_SETTLE = """async () => { await window.perfdashTimeline.idle(); return 0; }"""
 
 
 # setRange, with the window's own columns fetches (resource timing, cleared before).
@@ -169,7 +164,6 @@ class Canvas:
     def __init__(self, page: Any, url: str) -> None:
         self.page, self.url = page, url
         self.inflight: set[Any] = set()
-        self.idle_rounds: list[int] = []  # idle() calls each settle needed
         self.last_activity = time.monotonic()
         page.on("request", self._started)
         page.on("requestfinished", self._ended)
@@ -199,7 +193,7 @@ class Canvas:
     def settle(self, quiet_s: float = 0.25) -> None:
         """Until the window cache fetches nothing, then until the page has had no request
         in flight for `quiet_s` (the counter tracks are fetched 120 ms after a move)."""
-        self.idle_rounds.append(int(self.page.evaluate(_SETTLE)) + 1)
+        self.page.evaluate(_SETTLE)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if not self.inflight and time.monotonic() - self.last_activity >= quiet_s:
@@ -322,11 +316,6 @@ def canvas_bench(data_dir: Path, trace_id: str, args: argparse.Namespace) -> dic
             ds = int(dense["start_ns"])
             out["redraw_dense"] = redraws(c, ds, ds + dense["width_ns"])
             out["redraw_full"] = redraws(c, t0, t1)
-            rounds = c.idle_rounds
-            # >= 3 calls: fetches were still pending when the first idle() resolved
-            late = sum(r >= 3 for r in rounds)
-            out["idle_calls_per_settle"] = {"max": max(rounds), "pending_after_first": late,
-                                            "settles": len(rounds)}  # fmt: skip
             browser.close()
     finally:
         stop_process_group(proc)

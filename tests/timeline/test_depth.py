@@ -7,9 +7,8 @@ import random
 
 import pytest
 
-from backend.models.timeline import TimelineItem
 from backend.services.timeline.depth import MaxDepth
-from backend.services.timeline.windows import _set_depths
+from backend.services.timeline.windows import Item, _set_depths
 
 Row = tuple[int, int, str, int, int | None]
 
@@ -22,7 +21,7 @@ def _max_depth(rows: list[Row]) -> int:
 
 def _window_max_depth(rows: list[Row]) -> int:
     items = [
-        TimelineItem(lane=0, start_ns=s, dur_ns=e - s, name=n, category="x", busy_ns=0, id=i)
+        Item(lane=0, start_ns=s, dur_ns=e - s, name=n, category="x", busy_ns=0, id=i)
         for s, e, n, i, _ in rows
     ]
     _set_depths(items)

@@ -85,9 +85,9 @@ def get_timeline_columns(
     times are ns offsets from `trace_start_ns` (a decimal string), names and categories
     indexes into their tables, `id` -1 for merged blocks, `mix` 4 numbers per item (ns of
     compute, communication, memcpy, memset in a merged GPU block). No hover args."""
-    window = service.get_window(
+    window = service.window_items(
         session=session, trace_id=trace_id, start_ns=start_ns, end_ns=end_ns,
-        max_items=max_items, lanes=_lane_ids(lanes), hover_args=False,
+        max_items=max_items, lanes=_lane_ids(lanes),
     )  # fmt: skip
     return Response(orjson.dumps(service.window_columns(window)), media_type="application/json")
 

@@ -11,7 +11,13 @@ from backend.services.timeline.flows import get_event_flows
 from backend.services.timeline.index import write_timeline_index
 from backend.services.timeline.steps import list_steps, set_step_marker
 from backend.services.timeline.utilization import get_overview
-from backend.services.timeline.windows import DEFAULT_MAX_ITEMS, get_lanes, get_window, ready_trace
+from backend.services.timeline.windows import (
+    DEFAULT_MAX_ITEMS,
+    get_lanes,
+    get_window,
+    ready_trace,
+    window_items,
+)
 
 __all__ = [
     "DEFAULT_MAX_ITEMS",
@@ -29,5 +35,6 @@ __all__ = [
     "search",
     "set_step_marker",
     "window_columns",
+    "window_items",
     "write_timeline_index",
 ]

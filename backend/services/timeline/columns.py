@@ -11,13 +11,13 @@ Public surface: `window_columns`, `MIX_CATEGORIES`.
 
 from typing import Any
 
-from backend.models.timeline import TimelineWindow
+from backend.services.timeline.windows import Window
 
 # The order of a block's `mix` numbers (GPU lanes): summed ns of each category.
 MIX_CATEGORIES = ("compute", "communication", "memcpy", "memset")
 
 
-def window_columns(window: TimelineWindow) -> dict[str, Any]:
+def window_columns(window: Window) -> dict[str, Any]:
     """The window's items as parallel arrays, indexes into `names` and `categories`.
 
     `id` is -1 for merged blocks; `mix` holds 4 numbers per item (`MIX_CATEGORIES`),

@@ -7,6 +7,7 @@ Public surface: `LaneKey`, `lane_key`, `FAMILY_KINDS`, `sort_key`, `lane_label`,
 `category`, `GPU_FAMILIES`.
 """
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from ingest.classify import is_communication_name
@@ -133,7 +134,7 @@ def category(kind: str, name: str) -> str:
     'communication'
     """
     if kind == "kernel":
-        return "communication" if is_communication_name(name) else "compute"
+        return _kernel_category(name)
     if kind == "memcpy":
         for direction in ("HtoD", "DtoH", "DtoD", "PtoP"):
             if direction in name:
@@ -142,6 +143,13 @@ def category(kind: str, name: str) -> str:
     if kind in ("gpu_annotation", "annotation"):
         return "annotation"
     return kind if kind in ("memset", "cpu_op", "runtime", "python", "sync") else "other"
+
+
+@lru_cache(maxsize=65_536)
+def _kernel_category(name: str) -> str:
+    """A kernel's category, remembered: a window asks for each of its thousands of kernels,
+    and the name test is a regex search over names of up to kilobytes."""
+    return "communication" if is_communication_name(name) else "compute"
 
 
 def family_category(family: str, top_name: str) -> str:

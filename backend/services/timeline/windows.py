@@ -54,6 +54,51 @@ _MIXED = frozenset({lanes_mod.GPU, DEVICE})  # lanes whose blocks carry a catego
 
 
 @dataclass(slots=True)
+class Item:
+    """One drawable item of a window (a raw event, or a merged block with `id` None).
+
+    A plain slotted class: building a pydantic model per item was half of a 3,000-event
+    window's time; `TimelineItem`s are made from these only for the JSON window."""
+
+    lane: int
+    start_ns: int
+    dur_ns: int
+    name: str
+    category: str
+    busy_ns: int
+    count: int = 1
+    id: int | None = None
+    depth: int = 0
+    args: dict[str, Any] | None = None
+    mix: list[int] | None = None
+
+
+@dataclass(slots=True)
+class Window:
+    """A window's answer before it is shaped for the JSON API or as columns."""
+
+    trace_id: str
+    start_ns: int
+    end_ns: int
+    trace_start_ns: int
+    trace_end_ns: int
+    level: int | None
+    estimated_events: int
+    truncated: bool
+    max_items: int
+    lanes: list[TimelineLane]
+    items: list[Item]
+
+    @property
+    def mode(self) -> str:
+        return "events" if self.level is None else "blocks"
+
+    @property
+    def merge_gap_ns(self) -> int | None:
+        return None if self.level is None else level_width(self.level)
+
+
+@dataclass(slots=True)
 class _Agg:
     blocks: int = 0
     children: int = 0
@@ -110,11 +155,38 @@ def get_window(
     end_ns: int | None = None,
     max_items: int = DEFAULT_MAX_ITEMS,
     lanes: list[int] | None = None,
-    hover_args: bool = True,
 ) -> TimelineWindow:
-    """At most `max_items` drawable items for [start_ns, end_ns) of the chosen lanes;
-    raw events carry their `HOVER_ARGS` unless `hover_args` is False (the canvas
-    renderer asks for an event's args only when it is clicked).
+    """At most `max_items` drawable items for [start_ns, end_ns) of the chosen lanes, raw
+    events with their `HOVER_ARGS` (`window_items` says what it raises)."""
+    w = window_items(
+        session=session, trace_id=trace_id, start_ns=start_ns, end_ns=end_ns,
+        max_items=max_items, lanes=lanes, hover_args=True,
+    )  # fmt: skip
+    return TimelineWindow(
+        trace_id=trace_id, start_ns=w.start_ns, end_ns=w.end_ns,
+        trace_start_ns=w.trace_start_ns, trace_end_ns=w.trace_end_ns, mode=w.mode,
+        level=w.level, merge_gap_ns=w.merge_gap_ns, max_items=max_items,
+        estimated_events=w.estimated_events, truncated=w.truncated,
+        lanes=[_lane_public(lane) for lane in w.lanes],
+        items=[TimelineItem.model_construct(  # typed values from the dataset: no validation
+            lane=i.lane, start_ns=i.start_ns, dur_ns=i.dur_ns, name=i.name,
+            category=i.category, count=i.count, busy_ns=i.busy_ns, id=i.id, depth=i.depth,
+            args=i.args, mix=i.mix) for i in w.items],
+    )  # fmt: skip
+
+
+def window_items(
+    *,
+    session: Session,
+    trace_id: str,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+    max_items: int = DEFAULT_MAX_ITEMS,
+    lanes: list[int] | None = None,
+    hover_args: bool = False,
+) -> Window:
+    """The window's items, raw events with their `HOVER_ARGS` only if `hover_args` (the
+    canvas renderer asks for an event's args when it is clicked, not per window).
 
     Raises:
         NotFoundError: no such trace.
@@ -132,12 +204,10 @@ def get_window(
     w = _Window(session.connection(), trace, ws, we, max_items, all_lanes, chosen, t1 - t0)
     w.hover_args = hover_args
     items, level, estimate, truncated = w.items()
-    return TimelineWindow(
+    return Window(
         trace_id=trace_id, start_ns=ws, end_ns=we, trace_start_ns=t0, trace_end_ns=t1,
-        mode="events" if level is None else "blocks", level=level,
-        merge_gap_ns=None if level is None else level_width(level), max_items=max_items,
-        estimated_events=estimate, truncated=truncated,
-        lanes=[_lane_public(lane) for lane in chosen], items=items,
+        level=level, estimated_events=estimate, truncated=truncated, max_items=max_items,
+        lanes=chosen, items=items,
     )  # fmt: skip
 
 
@@ -218,7 +288,7 @@ class _Window:
         self.max_class = length_class(max(span, 1))
         self.hover_args = True
 
-    def items(self) -> tuple[list[TimelineItem], int | None, int, bool]:
+    def items(self) -> tuple[list[Item], int | None, int, bool]:
         """(items, level or None for raw events, estimated events, truncated)."""
         if not self.chosen:
             return [], None, 0, False
@@ -276,7 +346,7 @@ class _Window:
         (scanned,) = query_events(self.trace, sql, [self.we, self.ws - LONG_NS, same])[0]
         return int(scanned) <= SCAN_FACTOR * self.n
 
-    def _raw_items(self) -> list[TimelineItem] | None:
+    def _raw_items(self) -> list[Item] | None:
         kinds = [k for f in self._families() for k in FAMILY_KINDS.get(f, ())]
         long_ids = list(
             self.conn.execute(
@@ -285,19 +355,20 @@ class _Window:
                 .where(_S.lane.in_(self.ids))
             ).scalars()
         )
+        columns = _RAW_COLUMNS if self.hover_args else _RAW_COLUMNS.replace(", args", ", NULL")
         sql = (
-            f"SELECT {_RAW_COLUMNS} FROM {{events}} WHERE kind IN (SELECT unnest(?)) "
+            f"SELECT {columns} FROM {{events}} WHERE kind IN (SELECT unnest(?)) "
             "AND start_ns >= ? AND start_ns < ? AND dur_ns <= ? AND start_ns + dur_ns >= ?"
         )
         params: list[Any] = [kinds, self.ws - LONG_NS, self.we, LONG_NS, self.ws]
         if long_ids:  # the long events overlapping the window, by id (they start before it)
             sql += (
-                f" UNION ALL SELECT {_RAW_COLUMNS} FROM {{events}} "
+                f" UNION ALL SELECT {columns} FROM {{events}} "
                 "WHERE start_ns < ? AND id IN (SELECT unnest(?))"
             )
             params += [self.we, long_ids]
         keys = lane_keys(self.chosen)
-        items: list[TimelineItem] = []
+        items: list[Item] = []
         for row in query_events(self.trace, sql, params):
             item = _raw_item(row, keys, self.hover_args)
             if item is not None:
@@ -307,7 +378,7 @@ class _Window:
         _set_depths(items)
         return items
 
-    def _blocks(self, level: int) -> tuple[list[TimelineItem], bool]:
+    def _blocks(self, level: int) -> tuple[list[Item], bool]:
         sql = (
             f"SELECT lane, start_ns, end_ns, events, busy_ns, top_name, {_MIX} FROM {{blocks}} "
             "WHERE level = ? AND start_ns < ? AND end_ns >= ? AND lane IN (SELECT unnest(?))"
@@ -316,7 +387,7 @@ class _Window:
         families = {lane.lane: lane.family for lane in self.chosen}
         mixed = {lane.lane for lane in self.chosen if lane.family in _MIXED}
         items = [
-            TimelineItem.model_construct(  # typed values from the dataset: no validation
+            Item(
                 lane=lane,
                 start_ns=s,
                 dur_ns=e - s,
@@ -336,17 +407,16 @@ class _Window:
         return sorted(items[: self.n], key=lambda i: (i.lane, i.start_ns)), True
 
 
-def _raw_item(row: Any, keys: dict[LaneKey, int], hover_args: bool) -> TimelineItem | None:
+def _raw_item(row: Any, keys: dict[LaneKey, int], hover_args: bool) -> Item | None:
     id_, kind, name, start, dur, rank, device, stream, pid, tid, args = row
     key = lanes_mod.lane_key(kind, rank, device, stream, pid, tid)
     lane = keys.get(key) if key is not None else None
     if lane is None:
         return None
     shown = _hover_args(args) if args and hover_args else None
-    return TimelineItem.model_construct(  # typed values from the dataset: no validation
-        lane=lane, start_ns=start, dur_ns=dur, name=name, busy_ns=dur, id=id_,
-        category=lanes_mod.category(kind, name), args=shown or None,
-    )  # fmt: skip
+    return Item(
+        lane, start, dur, name, lanes_mod.category(kind, name), dur, 1, id_, 0, shown or None
+    )
 
 
 def _hover_args(text: str) -> dict[str, Any] | None:
@@ -355,7 +425,7 @@ def _hover_args(text: str) -> dict[str, Any] | None:
     return {k: args[k] for k in HOVER_ARGS if k in args} if isinstance(args, dict) else None
 
 
-def _set_depths(items: list[TimelineItem]) -> None:
+def _set_depths(items: list[Item]) -> None:
     """Nesting depth per lane: every ancestor of an event in the window overlaps it too,
     so a stack over the window's events gives exact depths."""
     items.sort(key=lambda i: (i.lane, i.start_ns, -i.dur_ns, i.id or 0))  # ids: a fixed order

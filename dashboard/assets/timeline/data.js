@@ -1,8 +1,8 @@
 // Windows of the trace, fetched in the compact column form and kept in a small cache.
 //
-// A view [s, e) of width w is asked for as [s - w/4, e + w/4], so a pan of a quarter or a
-// zoom-in of up to 2x draws from what is already here; after every draw the neighbours
-// (a width left and right, 2x out, 2.5x in around the pointer) are prefetched while the
+// A view [s, e) of width w is asked for as [s - w/4, e + w/4], so a pan of a quarter
+// draws from what is already here; after every draw the neighbours (one W press in, a
+// width left and right, 2x out, 2.5x in around the pointer) are prefetched while the
 // user is still looking. An entry serves a view when it covers it and is fine enough:
 // raw events always are (they are exact); merged blocks when the entry is at most 3x
 // wider than the view (pyramid levels are 8x apart, so the server would mostly answer at
@@ -50,7 +50,7 @@ export class WindowCache {
   }
 
   /** The best entry for the view: one that serves it, else the finest that overlaps. */
-  lookup(s, e) {
+  lookup(s, e, touch = true) {
     let good = null;
     let fallback = null;
     for (const entry of this.entries) {
@@ -64,7 +64,7 @@ export class WindowCache {
         if (!fallback || shown > fallback.shown) fallback = { entry, shown };
       }
     }
-    if (good) this.touch(good);
+    if (good && touch) this.touch(good);
     return { entry: good || (fallback && fallback.entry), exact: !!good };
   }
 
@@ -96,6 +96,14 @@ export class WindowCache {
     this.queue.push({ key, lo, hi });
     if (this.queue.length > 6) this.queue.shift();
     this.pump();
+  }
+
+  /** Resolves once no fetch is in flight or queued (prefetches included). */
+  async idle() {
+    while (this.pending.size || this.queue.length) {
+      await Promise.all([...this.pending.values()].map((p) => p.catch(() => null)));
+      if (!this.pending.size && this.queue.length) this.pump();
+    }
   }
 
   pump() {

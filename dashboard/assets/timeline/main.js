@@ -132,11 +132,15 @@ class Timeline {
     this.view = { start: s, end: e };
     this.syncUrl();
     this.requestDraw();
-    this.fetchCounters();
     const ticket = ++this.frame;
     return this.cache.load(Math.max(0, s), Math.min(this.span + 1, e)).then(() => {
       const stats = this.drawNow();
-      if (ticket === this.frame) this.prefetchAround();
+      if (ticket === this.frame) {
+        // Only once the view's own data is in: prefetch, then (the view staying put)
+        // the counter tracks, so neither competes with the request a user waits for.
+        this.prefetchAround();
+        this.fetchCounters();
+      }
       return { ms: performance.now() - t, slices: stats.slices, labels: stats.labels };
     });
   }
@@ -158,6 +162,9 @@ class Timeline {
     const { start: s, end: e } = this.view;
     const w = e - s;
     const c = this.hoverX !== null && this.hoverX > SHELL_W ? tOf(this.state(), this.hoverX) : (s + e) / 2;
+    // What the next key press or wheel step asks for: W (0.8x about the pointer), then
+    // deeper zoom, a pan of a width either way, and zooming out.
+    this.cache.prefetch(c - (c - s) * ZOOM_STEP, c + (e - c) * ZOOM_STEP);
     this.cache.prefetch(s + w, e + w);
     this.cache.prefetch(s - w, e - w);
     this.cache.prefetch(c - w, c + w);
@@ -166,7 +173,10 @@ class Timeline {
 
   fetchCounters() {
     clearTimeout(this.counterTimer);
-    this.counterTimer = setTimeout(() => this.loadCounters(), 120);
+    this.counterTimer = setTimeout(() => {
+      this.counterTimer = null;
+      this.countersLoading = this.loadCounters();
+    }, 300);
   }
 
   async loadCounters() {
@@ -637,6 +647,18 @@ class Timeline {
     return { index: s.index, id: m.id };
   }
 
+  /** Resolves once nothing is being fetched or waiting to be (windows and counters). */
+  async idle() {
+    await this.cache.idle();
+    if (this.counterTimer) {
+      clearTimeout(this.counterTimer);
+      this.counterTimer = null;
+      this.countersLoading = this.loadCounters();
+    }
+    await this.countersLoading;
+    await this.cache.idle();
+  }
+
   dispose() {
     this.disposers.forEach((d) => d());
     clearTimeout(this.urlTimer);
@@ -668,9 +690,9 @@ class Timeline {
       lastArea: () => this.areaData || null,
       stats: () => ({ slices: this.lastStats.slices, labels: this.lastStats.labels, flows: this.lastStats.flows, mode: this.lastEntry ? this.lastEntry.mode : null, fetched: this.cache.fetched, cached: this.cache.entries.length, rows: this.layout.rows.length }),
       drawNow: () => { const t = performance.now(); const s = this.drawNow(); return { ms: performance.now() - t, slices: s.slices, labels: s.labels }; },
-      isCached: (startNs, endNs) => this.cache.lookup(toOffset(startNs), toOffset(endNs)).exact,
+      isCached: (startNs, endNs) => this.cache.lookup(toOffset(startNs), toOffset(endNs), false).exact,
       prefetch: () => this.prefetchAround(),
-      idle: () => Promise.all([...this.cache.pending.values()].map((p) => p.catch(() => null))),
+      idle: () => this.idle(),
       slicesInView: () => this.slicesInView(),
       summaries: () => this.summaries(),
     };
