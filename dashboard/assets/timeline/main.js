@@ -535,7 +535,7 @@ class Timeline {
     const start = Number(BigInt(ev.start_ns) - this.t0);
     this.selected = { id, lane: ev.lane, start, dur: ev.dur_ns, depth: this.depthOf(id) };
     this.flows = flows.items.map((f) => ({ ...f, from: Number(BigInt(f.from_ns) - this.t0), to: Number(BigInt(f.to_ns) - this.t0) }));
-    this.panes.details.replaceChildren(detailsPanel(detail, flows, this.t0, (oid) => this.follow(oid)));
+    this.panes.details.replaceChildren(detailsPanel(detail, flows, this.t0, (oid) => this.follow(oid), (lane) => (this.lanes.get(lane) || { label: `lane ${lane}` }).label));
     this.showTab("details");
     const stats = this.drawNow();
     return { flows: stats.flows, listed: flows.items.length };

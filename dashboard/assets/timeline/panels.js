@@ -33,14 +33,14 @@ function argText(value) {
 /** Where an event sits, relative to the trace start. */
 function place(e, t0) {
   const start = Number(BigInt(e.start_ns) - t0);
-  return `+${formatDuration(start)} for ${formatDuration(e.dur_ns)}`;
+  return `+${(start / 1e6).toFixed(3)} ms for ${formatDuration(e.dur_ns)}`;
 }
 
 /**
  * The details of `detail` (`GET .../events/{id}`) and its `flows`; `follow(id, lane,
- * startOffset)` selects another event.
+ * startOffset)` selects another event, `laneLabel(lane)` names a lane.
  */
-export function detailsPanel(detail, flows, t0, follow) {
+export function detailsPanel(detail, flows, t0, follow, laneLabel) {
   const e = detail.event;
   const rows = [
     ["Name", el("code", { class: "pdt-name" }, e.name)],
@@ -59,11 +59,15 @@ export function detailsPanel(detail, flows, t0, follow) {
   if (launch.length) parts.push(el("h4", {}, "Launch"), table(launch));
   if (flows && flows.items.length) {
     const list = el("ul", { class: "pdt-flows" });
+    const end = (id, lane, ns) => {
+      const label = id === e.id ? "this event" : `${laneLabel(lane)} (event ${id})`;
+      if (id === e.id) return el("span", {}, label);
+      const go = (x) => { x.preventDefault(); follow(id, lane, Number(BigInt(ns) - t0), null); };
+      return el("a", { href: "#", class: "pdt-follow", onclick: go }, label);
+    };
     for (const f of flows.items.slice(0, 50)) {
-      const other = f.from_id === e.id ? { id: f.to_id, lane: f.to_lane, start: f.to_ns } : { id: f.from_id, lane: f.from_lane, start: f.from_ns };
-      const arrow = f.from_id === e.id ? "→" : "←";
-      const label = `${arrow} ${f.kind === "collective" ? "peer kernel" : f.from_id === e.id ? "launched" : "launch"} (event ${other.id}, lane ${other.lane})`;
-      list.append(el("li", {}, el("a", { href: "#", class: "pdt-follow", onclick: (x) => { x.preventDefault(); follow(other.id, other.lane, Number(BigInt(other.start) - t0), null); } }, label)));
+      const what = f.kind === "collective" ? "peer collective" : "launch";
+      list.append(el("li", {}, `${what}: `, end(f.from_id, f.from_lane, f.from_ns), " → ", end(f.to_id, f.to_lane, f.to_ns)));
     }
     const more = flows.items.length > 50 || flows.truncated ? el("p", { class: "muted small" }, `${formatCount(flows.items.length)}${flows.truncated ? "+" : ""} flows; the first 50 listed, all drawn`) : null;
     parts.push(el("h4", {}, "Flows"), list, more);

@@ -281,36 +281,38 @@ function drawArea(ctx, s) {
   ctx.fillRect(x1 - 1, TOP_H, 1, s.height - TOP_H);
 }
 
-/** The screen point of an event (its row), or null when its lane is hidden. */
-function eventPoint(s, lane, t, id, atEnd) {
+/** The top of an event's row on screen, or null when its lane is hidden. */
+function rowTop(s, lane, id) {
   const laneTop = s.layout.laneY.get(lane);
   if (laneTop === undefined) return null;
-  const depth = s.depthOf(id);
-  const y = laneTop + depth * ROW_H - s.scrollY + TOP_H + (atEnd ? 2 : ROW_H - 2);
-  return [xOf(s, t), y];
+  return laneTop + s.depthOf(id) * ROW_H - s.scrollY + TOP_H;
 }
 
+/** Arrows from each flow's source slice to its target, leaving and entering by the
+ *  edges that face each other (a launch below its kernel leaves by its top). */
 function drawFlows(ctx, s) {
   let drawn = 0;
   if (!s.flows || !s.flows.length) return 0;
   ctx.lineWidth = 1.5;
   for (const f of s.flows) {
-    const a = eventPoint(s, f.from_lane, f.from, f.from_id, false);
-    const b = eventPoint(s, f.to_lane, f.to, f.to_id, true);
-    if (!a || !b) continue;
+    const ya = rowTop(s, f.from_lane, f.from_id);
+    const yb = rowTop(s, f.to_lane, f.to_id);
+    if (ya === null || yb === null) continue;
+    const down = yb >= ya;
+    const a = [xOf(s, f.from), down ? ya + ROW_H - 1 : ya + 1];
+    const b = [xOf(s, f.to), down ? yb + 1 : yb + ROW_H - 1];
     const colour = f.kind === "collective" ? "#c2185b" : "#263238";
     ctx.strokeStyle = colour;
     ctx.fillStyle = colour;
-    const dy = Math.max(24, Math.abs(b[1] - a[1]) / 2);
+    const dy = (down ? 1 : -1) * Math.max(24, Math.abs(b[1] - a[1]) / 2);
     ctx.beginPath();
     ctx.moveTo(a[0], a[1]);
-    ctx.bezierCurveTo(a[0], a[1] + Math.sign(b[1] - a[1] || 1) * dy, b[0], b[1] - Math.sign(b[1] - a[1] || 1) * dy, b[0], b[1]);
+    ctx.bezierCurveTo(a[0], a[1] + dy, b[0], b[1] - dy, b[0], b[1]);
     ctx.stroke();
-    const up = b[1] < a[1];
     ctx.beginPath();
     ctx.moveTo(b[0], b[1]);
-    ctx.lineTo(b[0] - 4, b[1] + (up ? 7 : -7));
-    ctx.lineTo(b[0] + 4, b[1] + (up ? 7 : -7));
+    ctx.lineTo(b[0] - 4, b[1] + (down ? -7 : 7));
+    ctx.lineTo(b[0] + 4, b[1] + (down ? -7 : 7));
     ctx.closePath();
     ctx.fill();
     drawn += 1;
