@@ -12,6 +12,7 @@ from backend.api.routes import (
     trace_aggregates,
     trace_analyses,
     trace_query,
+    trace_ranges,
     traces,
     webhooks,
 )
@@ -23,6 +24,7 @@ api_router.include_router(me.router)
 api_router.include_router(traces.router)
 api_router.include_router(trace_aggregates.router)
 api_router.include_router(trace_analyses.router)
+api_router.include_router(trace_ranges.router)
 api_router.include_router(trace_query.router)
 api_router.include_router(metrics.router)
 api_router.include_router(slas.router)
