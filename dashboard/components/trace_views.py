@@ -20,6 +20,7 @@ TABS = (
     ("kernels", "Kernels"),
     ("roofline", "Roofline"),
     ("memory", "Memory"),
+    ("ranges", "Ranges"),
     ("query", "Query"),
 )
 JSON = dict[str, Any]

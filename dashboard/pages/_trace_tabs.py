@@ -14,6 +14,7 @@ from dash import html
 from dash.development.base_component import Component
 
 from dashboard.api import query as query_api
+from dashboard.api import ranges as ranges_api
 from dashboard.api import views
 from dashboard.api.client import ApiClient, ApiError
 from dashboard.api.traces import KernelStats, Trace, get_kernels, list_traces
@@ -23,6 +24,7 @@ from dashboard.components.analysis_panels import memory_panel, roofline_panel
 from dashboard.components.kernels_panel import GROUPS, kernels_panel
 from dashboard.components.overview_panel import overview_panel
 from dashboard.components.query_panel import query_panel
+from dashboard.components.ranges_panel import default_range, ranges_panel
 
 JSON = dict[str, Any]
 TOP_N = 10
@@ -136,11 +138,28 @@ def _query(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
     return query_panel(tid, sql, schema, result, error, "trace-query")
 
 
+def _ranges(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
+    """Ranges with the durations of the one in the URL (`range`, `domain`, `side`), or of the
+    busiest repeated one; then the CUDA graphs."""
+    tid = trace["id"]
+    ranges = _try(lambda: ranges_api.get_ranges(client, tid))
+    side = "gpu" if q.get("side") == "gpu" else "cpu"
+    chosen = (q["range"], q.get("domain") or None, side) if q.get("range") else None
+    selected = chosen or (default_range(ranges["items"]) if ranges else None)
+    durations = None
+    if selected is not None:
+        name, domain, on = selected
+        durations = _try(lambda: ranges_api.get_range_durations(client, tid, name, domain, on))
+    graphs = _try(lambda: ranges_api.get_graphs(client, tid))
+    return ranges_panel(ranges, selected, durations, graphs, "trace-ranges")
+
+
 RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = {
     "overview": _overview,
     "kernels": _kernels,
     "roofline": _roofline,
     "memory": _memory,
+    "ranges": _ranges,
     "query": _query,
 }
 

@@ -1,7 +1,8 @@
-"""`/traces/<trace_id>`: one trace, in tabs (Overview, Kernels, Roofline, Memory, Query).
+"""`/traces/<trace_id>`: one trace, in tabs (Overview, Kernels, Roofline, Memory, Ranges, Query).
 
 The URL is the state: `?tab=kernels&group=cpu_op&sort=count&order=asc&q=gemm&page=2`,
-`?tab=roofline&color=bound&vs=<id>`, `?tab=query&sql=SELECT...`. Tabs are links and every
+`?tab=roofline&color=bound&vs=<id>`, `?tab=ranges&range=forward&domain=&side=gpu`,
+`?tab=query&sql=SELECT...`. Tabs are links and every
 control writes the URL (`callback-nav`), so the pages router renders the view again from its
 query; any view can be bookmarked or pasted. While the trace is queued or processing, it polls.
 
@@ -22,6 +23,7 @@ from dashboard.api.client import ApiError, current_client
 from dashboard.api.traces import Trace, get_trace
 from dashboard.components import notice, trace_summary
 from dashboard.components.grid import sorted_column
+from dashboard.components.ranges_panel import parse_range_key
 from dashboard.components.status_badge import PENDING, progress_bar
 from dashboard.components.trace_views import TABS, tab_bar
 from dashboard.pages import _trace_tabs as tabs
@@ -41,6 +43,7 @@ TRACE_DETAIL_STATUS = "trace-detail-status"
 KERNELS = "trace-kernels"
 ROOFLINE = "trace-roofline"
 QUERY = "trace-query"
+RANGES = "trace-ranges"
 POLL_MS = 1500
 
 
@@ -87,6 +90,7 @@ def _tab_control_ids() -> list[Component]:
                 html.Button(id=f"{QUERY}-run"),
                 html.Button(id=f"{QUERY}-csv"),
                 AgGrid(id=f"{QUERY}-grid"),
+                AgGrid(id=f"{RANGES}-grid"),
             ],
             style=hidden,
         )
@@ -192,6 +196,26 @@ def run_query(clicks: int | None, sql: str | None, trace_id: str, query: dict[st
     if not clicks or not sql or (query.get("tab") == "query" and query.get("sql") == sql):
         raise dash.exceptions.PreventUpdate  # a trace's data never changes: same answer
     return _href(trace_id, {"tab": "query", "sql": sql, "limit": query.get("limit")})
+
+
+@callback(
+    Output(TRACE_DETAIL_URL, "href", allow_duplicate=True),
+    Input(f"{RANGES}-grid", "cellClicked"),
+    State(TRACE_DETAIL_ID, "data"),
+    State(TRACE_DETAIL_QUERY, "data"),
+    prevent_initial_call=True,
+)
+def ranges_query(cell: dict[str, Any] | None, trace_id: str, query: dict[str, str]) -> str:
+    """Put the clicked range in the URL; the tab charts the durations of the one there."""
+    selected = parse_range_key((cell or {}).get("rowId"))
+    if selected is None:
+        raise dash.exceptions.PreventUpdate
+    name, domain, side = selected
+    new = {"tab": "ranges", "range": name, "domain": domain or "", "side": side}
+    new["side"] = "" if side == "cpu" else side
+    if {k: v for k, v in new.items() if v} == {k: v for k, v in query.items() if v}:
+        raise dash.exceptions.PreventUpdate
+    return _href(trace_id, new)
 
 
 @callback(
