@@ -77,14 +77,14 @@ def _row(i: RangeStat) -> JSON:
 
 def _num(field: str, header: str, tip: str | None = None) -> JSON:
     col = {"field": field, "headerName": header, "type": "numericColumn", "sortable": True,
-           "cellClass": "grid-num", "width": 112, "wrapHeaderText": True,
+           "cellClass": "grid-num", "width": 100, "wrapHeaderText": True,
            "autoHeaderHeight": True}  # fmt: skip
     return col | ({"headerTooltip": tip} if tip else {})
 
 
 _RANGE_COLUMNS = [
     {"field": "name", "headerName": "RANGE", "sortable": True, "cellClass": "grid-text",
-     "tooltipField": "name", "width": 260, "pinned": "left"},
+     "tooltipField": "name", "width": 220, "pinned": "left"},
     {"field": "domain", "headerName": "DOMAIN", "sortable": True, "width": 110},
     {"field": "style", "headerName": "STYLE", "sortable": True, "width": 100},
     {"field": "side", "headerName": "SIDE", "sortable": True, "width": 80,
@@ -122,7 +122,8 @@ def _ranges_section(
         return html.Section([html.H3("Ranges"), html.P(ranges["note"], className="muted")],
                             className="card")  # fmt: skip
     intro = (
-        f"{format_count(ranges['total'])} range names, as nsys stats --report nvtx_sum "
+        f"{format_count(ranges['total'])} range name{'s' if ranges['total'] != 1 else ''}, "
+        "as nsys stats --report nvtx_sum "
         "(NVTX push/pop and start/end ranges; torch record_function ranges). "
         "Click a row to chart its durations."
     )
@@ -164,7 +165,7 @@ _GRAPH_COLUMNS = [
 _REPLAY_COLUMNS = [
     _num("graph", "GRAPH"), _num("replay", "REPLAY"), _num("at_ms", "GPU START (ms)"),
     _num("span", "SPAN (µs)"), _num("gpu", "GPU TIME (µs)"), _num("kernels", "KERNELS"),
-    _num("nodes", "GPU OPS"), _num("correlation", "CORRELATION"),
+    _num("nodes", "GPU OPS"), _num("correlation", "CORR. ID"),
     {"field": "top", "headerName": "TOP KERNELS", "cellClass": "grid-text",
      "tooltipField": "top", "width": 420},
 ]  # fmt: skip

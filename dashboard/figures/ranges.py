@@ -59,7 +59,8 @@ def range_durations_figure(durations: JSON, label: str) -> go.Figure:
     )
     base_layout(fig, 230, top=30)
     count = durations["count"]
-    shown = f"{count} instances" if len(durs) == count else f"the {len(durs)} longest of {count}"
+    plural = "instance" if count == 1 else "instances"
+    shown = f"{count} {plural}" if len(durs) == count else f"the {len(durs)} longest of {count}"
     fig.update_layout(
         title={
             "text": plotly_text(f"{label}: {shown}"),

@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import csv
+import gzip
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
 NSYS = Path(__file__).resolve().parents[1] / "data" / "nsys"
+TORCH = NSYS.parent / "torch"
 TRACE = NSYS / "train_step.sqlite"
 TIMEOUT_MS = 30_000
 expect.set_options(timeout=TIMEOUT_MS)
@@ -55,4 +58,25 @@ def test_ranges_tab_on_an_h200_nsys_export(
     expect(page.locator("#trace-ranges-durations .gtitle")).to_contain_text("optimizer")
     expect(boxes).to_have_count(_instances("optimizer"))
     page.screenshot(path=artifacts / "ranges_selected.png", full_page=True)
+    assert page_errors.messages == []
+
+
+def test_ranges_tab_on_an_h200_torch_cuda_graph_trace(
+    module_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    """record_function ranges (CPU and GPU side) and 4 replays of one graph, linked by
+    correlation only (Kineto records no graph ids there)."""
+    path = TORCH / "h200_cuda_graph.pt.trace.json.gz"
+    events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    sides = {"user_annotation": "cpu", "gpu_user_annotation": "gpu"}
+    names = {(e["name"], sides[e["cat"]]) for e in events if e.get("cat") in sides}
+    tid = upload_and_wait(module_server, path.read_bytes(), path.name)["id"]
+    page.goto(f"{module_server.base_url}/traces/{tid}?tab=ranges")
+    rows = page.locator("#trace-ranges-grid .ag-center-cols-container .ag-row")
+    expect(rows).to_have_count(len(names))
+    expect(page.locator("#trace-ranges-grid")).to_contain_text("GPU")
+    expect(page.locator("#trace-ranges-graphs")).to_contain_text("1 graph, 4 cudaGraphLaunch")
+    chart = page.locator("#trace-ranges-replays-chart .scatterlayer .points path")
+    expect(chart).to_have_count(8)  # span and GPU time of 4 replays
+    page.screenshot(path=artifacts / "ranges_torch_cuda_graph.png", full_page=True)
     assert page_errors.messages == []

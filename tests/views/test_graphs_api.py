@@ -6,6 +6,7 @@ correlation id (in the same process for nsys), computed here without perfdash co
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import sqlite3
@@ -46,13 +47,20 @@ def _nsys_replays(path: Path) -> list[Replay]:
             "JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaGraphLaunch%'"
         ).fetchall()
         work: dict[tuple[int, int], list[tuple[str, int, int]]] = defaultdict(list)
-        for table in GPU_TABLES:
+        tables = {t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for table in tables.intersection(GPU_TABLES):
             kind = "kernel" if table.endswith("KERNEL") else "other"
             for corr, pid, s, e in db.execute(
                 f"SELECT correlationId, globalPid / 16777216, start, end FROM {table}"
             ):
                 work[(corr, pid)].append((kind, s, e))
     return sorted(_replay(work[k]) for k in launches if work[k])
+
+
+def _relative(replays: list[Replay]) -> list[Replay]:
+    """Starts from the first replay's (torch adds a base time to Kineto's `ts`)."""
+    t0 = min((r[0] for r in replays), default=0)
+    return [(r[0] - t0, *r[1:]) for r in replays]
 
 
 def _as_replays(body: dict[str, Any]) -> list[Replay]:
@@ -63,25 +71,43 @@ def _as_replays(body: dict[str, Any]) -> list[Replay]:
     )
 
 
-def test_nsys_graph_replays_equal_the_export(client: TestClient, ingest: Ingest) -> None:
-    expected = _nsys_replays(NSYS_GRAPH)
-    assert len(expected) == 3, "the fixture replays its graph 3 times (tests/data/nsys/README.md)"
-    trace_id = ingest(NSYS_GRAPH)
+@pytest.mark.parametrize(("fixture", "launches"), [("train_step", 3), ("cuda_graph", 4)])
+def test_nsys_graph_replays_equal_the_export(
+    client: TestClient, ingest: Ingest, fixture: str, launches: int
+) -> None:
+    path = DATA / "nsys" / f"{fixture}.sqlite"
+    expected = _nsys_replays(path)
+    assert len(expected) == launches, "the fixture's replays (tests/data/nsys/README.md)"
+    trace_id = ingest(path)
     body = client.get(f"/api/v1/traces/{trace_id}/graphs").json()
     assert _as_replays(body) == expected
-    assert body["launches"] == 3 and body["unattributed_nodes"] == 0
+    assert body["launches"] == launches and body["unattributed_nodes"] == 0
     (graph,) = body["graphs"]
-    with sqlite3.connect(NSYS_GRAPH) as db:
+    with sqlite3.connect(path) as db:
         nodes = db.execute(
             "SELECT count(DISTINCT graphNodeId) FROM CUPTI_ACTIVITY_KIND_KERNEL "
             "WHERE graphNodeId IS NOT NULL"
         ).fetchone()[0]
-    assert graph["node_ids"] == nodes and graph["launches"] == 3
-    assert graph["kernels_per_replay"] == 3 and graph["graph_id"] is None
+    assert graph["node_ids"] == nodes and graph["launches"] == launches
+    assert graph["kernels_per_replay"] == nodes and graph["graph_id"] is None
     assert graph["gpu_ns_total"] == sum(r[2] for r in expected)
     assert graph["span_ns_min"] == min(r[1] for r in expected)
-    # every replay ran the same kernels; the top list adds them up
-    assert sum(k["count"] for k in graph["top_kernels"]) == 9
+    assert sum(k["count"] for k in graph["top_kernels"]) == nodes * launches
+
+
+def test_graph_kernels_equal_nsys_cuda_kern_exec_sum(client: TestClient, ingest: Ingest) -> None:
+    """nsys's own per-API kernel report lists the kernels launched by `cudaGraphLaunch`."""
+    with (DATA / "nsys" / "cuda_graph_cuda_kern_exec_sum.csv").open() as f:
+        rows = [r for r in csv.DictReader(f) if r["API Name"].startswith("cudaGraphLaunch")]
+    assert len(rows) == 4
+    trace_id = ingest(DATA / "nsys" / "cuda_graph.sqlite")
+    (graph,) = client.get(f"/api/v1/traces/{trace_id}/graphs").json()["graphs"]
+    got = {k["name"]: k for k in graph["top_kernels"]}
+    assert set(got) == {r["Kernel Name"] for r in rows}
+    for r in rows:
+        k = got[r["Kernel Name"]]
+        assert k["count"] == int(r["Count"])
+        assert k["total_ns"] / k["count"] == pytest.approx(float(r["KAvg (ns)"]), abs=0.051)
 
 
 def _kineto_replays(path: Path) -> tuple[int, list[Replay]]:
@@ -96,21 +122,40 @@ def _kineto_replays(path: Path) -> tuple[int, list[Replay]]:
 
 
 @pytest.mark.parametrize(
-    "name",
-    ["hta__trace_diff_test_rank1_of_2.json.gz", "hta__negative_queue_length_rank0_of_16.json.gz"],
+    "path",
+    [
+        DATA / "torch" / "h200_cuda_graph.pt.trace.json.gz",
+        CORPUS / "kineto" / "hta__trace_diff_test_rank1_of_2.json.gz",
+        CORPUS / "kineto" / "hta__negative_queue_length_rank0_of_16.json.gz",
+    ],
+    ids=lambda p: p.name,
 )
 def test_kineto_graph_replays_equal_the_raw_json(
-    client: TestClient, ingest: Ingest, name: str
+    client: TestClient, ingest: Ingest, path: Path
 ) -> None:
-    """Older Kineto traces: no graph node ids, the launch's correlation is the only link."""
-    path = CORPUS / "kineto" / name
+    """Kineto gives graph kernels no graph or node id (torch 2.11 on the H200 neither): the
+    launch's correlation is the only link."""
     if not path.exists():
         pytest.skip(f"corpus file {path} absent")
     launches, expected = _kineto_replays(path)
     trace_id = ingest(path)
     body = client.get(f"/api/v1/traces/{trace_id}/graphs").json()
-    assert body["launches"] == launches and _as_replays(body) == expected
+    assert body["launches"] == launches
+    assert _relative(_as_replays(body)) == _relative(expected)
     assert sum(g["launches"] for g in body["graphs"]) == len(expected)
+
+
+def test_torch_graph_trace_against_key_averages(client: TestClient, ingest: Ingest) -> None:
+    """torch's own `key_averages()`: 4 `cudaGraphLaunch` calls, each graph kernel 4 times."""
+    path = DATA / "torch" / "h200_cuda_graph.pt.trace.json.gz"
+    averages = json.loads((DATA / "torch" / "h200_cuda_graph.key_averages.json").read_text())
+    trace_id = ingest(path)
+    (graph,) = client.get(f"/api/v1/traces/{trace_id}/graphs").json()["graphs"]
+    by_key = {e["name"]: e for e in averages["entries"]}
+    assert graph["launches"] == by_key["cudaGraphLaunch"]["count"] == 4
+    assert graph["kernels_per_replay"] == 4
+    for k in graph["top_kernels"]:
+        assert k["count"] == by_key[k["name"]]["count"] == 4
 
 
 def _graph_doc() -> bytes:

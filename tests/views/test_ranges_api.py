@@ -27,6 +27,7 @@ NSYS = sorted(p.name.removesuffix("_nvtx_sum.csv") for p in (DATA / "nsys").glob
 TORCH = [
     DATA / "torch" / "h200_train_step.pt.trace.json.gz",
     DATA / "torch" / "h200_gpt_small.pt.trace.json.gz",
+    DATA / "torch" / "h200_cuda_graph.pt.trace.json.gz",
     CORPUS / "kineto" / "hta__trace_diff_test_rank1_of_2.json.gz",
 ]
 SIDES = {"user_annotation": "cpu", "gpu_user_annotation": "gpu"}
