@@ -33,7 +33,9 @@ _LAUNCHES = """
 _WORK = f"""
     WITH launches AS ({_LAUNCHES}), work AS (
         SELECT id, kind, name, start_ns, dur_ns, rank, pid, device, correlation,
-            {json_int("graph node id")} AS node, {json_int("graph id")} AS gid
+            -- only args naming a graph are parsed: most GPU work has none
+            CASE WHEN args LIKE '%"graph %' THEN {json_int("graph node id")} END AS node,
+            CASE WHEN args LIKE '%"graph %' THEN {json_int("graph id")} END AS gid
         FROM {{events}} WHERE kind IN ('kernel', 'memcpy', 'memset')
     ), linked AS (
         SELECT w.id, arg_max(l.id, l.start_ns) AS launch
