@@ -62,7 +62,12 @@ def label(selected: Selected) -> str:
 
 
 def _us(ns: float) -> float:
-    return round(ns / _US, 3)
+    """µs to the ns below 100 ms, to 0.1 µs above (so a column's numbers fit it).
+
+    >>> _us(1_513_630_094), _us(4_550_609)
+    (1513630.1, 4550.609)
+    """
+    return round(ns / _US, 3 if abs(ns) < 1e8 else 1)
 
 
 def _row(i: RangeStat) -> JSON:
