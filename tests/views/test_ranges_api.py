@@ -17,9 +17,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.engine import Engine
 
+from backend.core.config import Settings
+from backend.services.loading.pipeline import ingest_trace
 from tests.conftest import CORPUS
-from tests.factories import Ingest
+from tests.factories import Ingest, upload
 from tests.views.kineto_builder import document, kernel
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -73,12 +76,13 @@ def test_ranges_equal_nsys_stats_nvtx_sum(client: TestClient, ingest: Ingest, fi
     assert totals == sorted(totals, reverse=True)
 
 
-def _torch_expected(path: Path) -> dict[tuple[str, str | None, str | None, str], list[int]]:
-    doc = json.loads(gzip.decompress(path.read_bytes()))
+def _torch_expected(*paths: Path) -> dict[tuple[str, str | None, str | None, str], list[int]]:
     out: dict[tuple[str, str | None, str | None, str], list[int]] = defaultdict(list)
-    for e in doc["traceEvents"]:
-        if e.get("ph") == "X" and e.get("cat") in SIDES:
-            out[(e["name"], None, None, SIDES[e["cat"]])].append(round(e["dur"] * 1000))
+    for path in paths:
+        doc = json.loads(gzip.decompress(path.read_bytes()))
+        for e in doc["traceEvents"]:
+            if e.get("ph") == "X" and e.get("cat") in SIDES:
+                out[(e["name"], None, None, SIDES[e["cat"]])].append(round(e["dur"] * 1000))
     return out
 
 
@@ -107,6 +111,19 @@ def test_torch_record_function_ranges_equal_the_raw_json(
         assert not shares or sum(shares) == pytest.approx(100.0, abs=0.01)
     gpu_only = client.get(f"/api/v1/traces/{trace_id}/ranges", params={"side": "gpu"}).json()
     assert {_key(i) for i in gpu_only["items"]} == {k for k in expected if k[3] == "gpu"}
+
+
+def test_ranks_of_a_ddp_job_add_up(client: TestClient, engine: Engine, settings: Settings) -> None:
+    """One trace of two rank files: each name's instances are both ranks' (as nsys does for
+    the processes of one report)."""
+    files = [DATA / "ddp" / f"ddp_rank{r}.pt.trace.json.gz" for r in (0, 1)]
+    expected = _torch_expected(*files)
+    assert expected, "the DDP fixture has no annotations: the test checks nothing"
+    trace_id = upload(client, [(f.name, f.read_bytes()) for f in files])["id"]
+    assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
+    body = client.get(f"/api/v1/traces/{trace_id}/ranges").json()
+    got = {_key(i): (i["count"], i["total_ns"]) for i in body["items"]}
+    assert got == {k: (len(v), sum(v)) for k, v in expected.items()}
 
 
 def test_range_durations_list_every_instance(client: TestClient, ingest: Ingest) -> None:
