@@ -90,7 +90,8 @@ def nsys_work(path: Path) -> list[Work]:
             "JOIN StringIds s ON s.id = k.shortName"
         )
     ]
-    for table, cat in (("CUPTI_ACTIVITY_KIND_MEMCPY", MEMCPY), ("CUPTI_ACTIVITY_KIND_MEMSET", MEMSET)):
+    tables = (("CUPTI_ACTIVITY_KIND_MEMCPY", MEMCPY), ("CUPTI_ACTIVITY_KIND_MEMSET", MEMSET))
+    for table, cat in tables:
         out += [Work(cat, s, e, dev) for s, e, dev in
                 db.execute(f"SELECT start, end, deviceId FROM {table}")]  # fmt: skip
     db.close()

@@ -19,8 +19,9 @@ NCCL = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL128(ncclDevKernelArgsStorage<409
 
 
 def _kernel(name: str, rank: int, ts: float, dur: float, **args: Any) -> dict[str, Any]:
+    kept = {"device": rank, "stream": 7, "correlation": 1, **args}
     return {"ph": "X", "cat": "kernel", "name": name, "pid": rank, "tid": 7, "ts": ts,
-            "dur": dur, "args": {"device": rank, "stream": 7, "correlation": 1, **args}}  # fmt: skip
+            "dur": dur, "args": kept}  # fmt: skip
 
 
 def _rank(rank: int, compute_us: float) -> bytes:
