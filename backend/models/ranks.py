@@ -27,7 +27,7 @@ class StepRow(GpuSplit):
     device: int | None
     start_ns: int
     end_ns: int
-    slowest: bool = False
+    slowest: bool
 
 
 class StepSpread(SQLModel):

@@ -20,6 +20,8 @@ TABS = (
     ("kernels", "Kernels"),
     ("roofline", "Roofline"),
     ("memory", "Memory"),
+    ("steps", "Steps"),
+    ("ranks", "Ranks"),
     ("query", "Query"),
 )
 JSON = dict[str, Any]

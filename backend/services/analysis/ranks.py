@@ -32,8 +32,8 @@ from backend.services.analysis.gpu_work import (
 
 STRAGGLER_PCT = 10.0
 RANK_RULE = (
-    f"straggler: compute (or idle, if also >= 1% of its span) more than {STRAGGLER_PCT:g}% "
-    "above the median over ranks; others' wait = their waits in the collective instances "
+    f"a rank straggles when its compute (or idle, if also >= 1% of its span) is more than "
+    f"{STRAGGLER_PCT:g}% above the median over ranks; others' wait = their waits in the collective instances "
     "this rank started last"
 )
 

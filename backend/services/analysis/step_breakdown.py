@@ -46,6 +46,7 @@ def _rows(step: StepRange, work: GpuWork) -> list[StepRow]:
                 start_ns=lo, end_ns=hi, span_ns=split["span_ns"],
                 compute_ns=ex["compute_ns"], communication_ns=ex["communication_ns"],
                 memcpy_ns=ex["memcpy_ns"], memset_ns=ex["memset_ns"], idle_ns=ex["idle_ns"],
+                slowest=False,
             )
         )  # fmt: skip
     return rows
