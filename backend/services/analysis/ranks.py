@@ -33,8 +33,8 @@ from backend.services.analysis.gpu_work import (
 STRAGGLER_PCT = 10.0
 RANK_RULE = (
     f"a rank straggles when its compute (or idle, if also >= 1% of its span) is more than "
-    f"{STRAGGLER_PCT:g}% above the median over ranks; others' wait = their waits in the collective instances "
-    "this rank started last"
+    f"{STRAGGLER_PCT:g}% above the median over ranks; others' wait = their waits in the "
+    "collective instances this rank started last"
 )
 
 
