@@ -46,6 +46,7 @@ class StepBreakdownPublic(SQLModel):
     trace_id: str
     marker: str | None
     marker_source: str | None
+    window: str  # "cpu" or "gpu": what a step's window is
     items: list[StepRow]
     spread: StepSpread | None
     rule: str

@@ -56,6 +56,7 @@ class StepBreakdown(TypedDict):
     trace_id: str
     marker: str | None
     marker_source: str | None
+    window: str
     items: list[StepRow]
     spread: StepSpread | None
     rule: str
@@ -120,9 +121,11 @@ class Collectives(TypedDict):
     rule: str
 
 
-def get_step_breakdown(client: ApiClient, trace_id: str) -> StepBreakdown:
-    """Per step and rank: the GPU split of the step's window, and the step time spread."""
-    return cast(StepBreakdown, client.get(f"/traces/{trace_id}/steps/breakdown"))
+def get_step_breakdown(client: ApiClient, trace_id: str, window: str = "cpu") -> StepBreakdown:
+    """Per step and rank: the GPU split of the step's window ("cpu" or "gpu"), and the step
+    time spread."""
+    path = f"/traces/{trace_id}/steps/breakdown"
+    return cast(StepBreakdown, client.get(path, params={"window": window}))
 
 
 def get_ranks(client: ApiClient, trace_id: str) -> Ranks:

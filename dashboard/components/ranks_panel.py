@@ -18,7 +18,7 @@ from dash.dcc import Graph
 
 from dashboard.components.grid import GridColumn, data_grid
 from dashboard.components.status_badge import notice
-from dashboard.components.trace_views import kpi, kpi_grid
+from dashboard.components.trace_views import kpi, kpi_grid, tab_href
 from dashboard.figures.steps import rank_figure, step_figure, unit_label
 from dashboard.format import (
     format_bandwidth,
@@ -65,8 +65,18 @@ def _spread_tiles(spread: JSON, id_prefix: str) -> html.Div:
     )  # fmt: skip
 
 
-def steps_panel(breakdown: JSON, id_prefix: str) -> html.Div:
-    """The Steps tab: spread, stacked chart, table."""
+def _window_links(trace_id: str, window: str, id_prefix: str) -> html.Div:
+    """CPU ranges or GPU extents as a step's window; each choice is a URL."""
+    links: list[Any] = ["Step window: "]
+    for key, label in (("cpu", "CPU range"), ("gpu", "GPU extent of its work")):
+        cls = "tab-link tab-active" if key == window else "tab-link"
+        href = tab_href(trace_id, "steps", window="" if key == "cpu" else key)
+        links.append(dcc.Link(label, href=href, className=cls, id=f"{id_prefix}-window-{key}"))
+    return html.Div(links, className="muted")
+
+
+def steps_panel(breakdown: JSON, trace_id: str, id_prefix: str) -> html.Div:
+    """The Steps tab: window choice, spread, stacked chart, table."""
     rows: Sequence[JSON] = breakdown.get("items") or []
     if not rows:
         return html.Div(
@@ -85,6 +95,7 @@ def steps_panel(breakdown: JSON, id_prefix: str) -> html.Div:
                GridColumn("unit", "rank", text=True, width=110), *_SPLIT_COLUMNS]  # fmt: skip
     return html.Div(
         [
+            _window_links(trace_id, breakdown.get("window") or "cpu", id_prefix),
             _spread_tiles(breakdown["spread"], id_prefix),
             html.P(
                 f"Steps marked by {breakdown.get('marker')} ({source}). "

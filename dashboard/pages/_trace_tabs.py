@@ -124,11 +124,12 @@ def _memory(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
     return memory_panel(memory, "trace-memory")
 
 
-def _steps(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
-    breakdown = _try(lambda: ranks_api.get_step_breakdown(client, trace["id"]))
+def _steps(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
+    window = "gpu" if q.get("window") == "gpu" else "cpu"
+    breakdown = _try(lambda: ranks_api.get_step_breakdown(client, trace["id"], window))
     if breakdown is None:
         return notice("Could not compute the steps of this trace.", "error")
-    return steps_panel(breakdown, "trace-steps")
+    return steps_panel(breakdown, trace["id"], "trace-steps")
 
 
 def _ranks(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:

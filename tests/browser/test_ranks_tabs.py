@@ -48,6 +48,11 @@ def test_steps_and_ranks_tabs_on_the_ddp_job(
     expect(page.locator("#trace-steps-table")).to_contain_text("slowest")
     expect(page.locator("#trace-steps-table")).to_contain_text("rank 1")
     page.screenshot(path=artifacts / "steps_ddp.png", full_page=True)
+    page.locator("#trace-steps-window-gpu").click()
+    expect(page).to_have_url(f"{base}/traces/{tid}?tab=steps&window=gpu")
+    expect(page.locator("#trace-steps-window-gpu")).to_have_class("tab-link tab-active")
+    expect(page.locator("#trace-steps-chart .bars .point path").first).to_be_visible()
+    page.screenshot(path=artifacts / "steps_ddp_gpu.png", full_page=True)
 
     page.goto(f"{base}/traces/{tid}?tab=ranks")
     expect(page.locator("#trace-ranks-chart .bars .point path").first).to_be_visible()

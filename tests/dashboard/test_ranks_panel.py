@@ -29,7 +29,7 @@ def _row(step: int, rank: int | None, span: int, slowest: bool) -> dict[str, Any
 
 
 def test_no_steps_says_how_to_get_them() -> None:
-    panel = steps_panel({"items": [], "spread": None, "marker": None}, "s")
+    panel = steps_panel({"items": [], "spread": None, "marker": None}, "t", "s")
     assert "no steps" in _text(panel)
 
 
@@ -39,7 +39,7 @@ def test_slowest_step_is_marked_in_table_and_chart() -> None:
     spread = {"count": 2, "p50_ns": 200, "p95_ns": 300, "min_ns": 100, "max_ns": 300,
               "max_over_min": 3.0, "slowest_step": 2}  # fmt: skip
     panel = steps_panel({"items": rows, "spread": spread, "marker": "ProfilerStep#N",
-                         "marker_source": "ProfilerStep", "rule": "r"}, "s")  # fmt: skip
+                         "marker_source": "ProfilerStep", "rule": "r"}, "t", "s")  # fmt: skip
     grid = next(c for c in panel.children if getattr(c, "id", None) == "s-table")
     assert [r["step"] for r in grid.rowData] == ["1", "1", "2 ★ slowest", "2 ★ slowest"]
     fig = step_figure(rows)

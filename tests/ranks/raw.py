@@ -107,3 +107,30 @@ def median_floor(values: list[int]) -> int:
 def nearest_rank(values: list[int], pct: int) -> int:
     v = sorted(values)
     return v[math.ceil(pct / 100 * len(v)) - 1]
+
+
+def kineto_gpu_windows(path: Path) -> dict[int, tuple[int, int]]:
+    """Step number -> (first GPU start, last GPU end) of the kernels, copies and memsets
+    whose runtime or driver call (same `correlation`) ran inside the step's CPU
+    `ProfilerStep#N` range, widened by the step's GPU mirror (`gpu_user_annotation`)."""
+    events = raw_events(read_doc(path))
+    steps = kineto_steps(path)
+    calls: dict[int, int] = {}
+    for e in sorted(events, key=lambda e: e.start_ns):
+        if e.cat in ("cuda_runtime", "cuda_driver") and "correlation" in e.args:
+            calls.setdefault(e.args["correlation"], e.start_ns)
+    out: dict[int, tuple[int, int]] = {}
+
+    def widen(n: int, lo: int, hi: int) -> None:
+        old = out.get(n)
+        out[n] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+
+    for e in events:
+        if e.cat in ("kernel", "gpu_memcpy", "gpu_memset"):
+            t = calls.get(e.args.get("correlation", -1))
+            for n, lo, hi in steps:
+                if t is not None and lo <= t < hi:
+                    widen(n, e.start_ns, e.end_ns)
+        elif e.cat == "gpu_user_annotation" and e.name.startswith("ProfilerStep#"):
+            widen(int(e.name.split("#")[1]), e.start_ns, e.end_ns)
+    return out

@@ -21,6 +21,7 @@ from tests.ranks.raw import (
     COMM,
     COMPUTE,
     ORDER,
+    kineto_gpu_windows,
     kineto_steps,
     kineto_work,
     median_floor,
@@ -158,6 +159,24 @@ def test_ddp_steps_match_the_raw_profiler_steps(client: TestClient, ddp: str) ->
     work: dict[int | None, list[Any]] = {r: kineto_work(p) for r, p in enumerate(DDP_FILES)}
     _check_steps(body, windows, work)
     assert {r["device"] for r in body["items"] if r["rank"] == 1} == {1}
+
+
+def test_ddp_gpu_windows_follow_the_launched_work(client: TestClient, ddp: str) -> None:
+    response = client.get(f"/api/v1/traces/{ddp}/steps/breakdown", params={"window": "gpu"})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["window"] == "gpu"
+    windows = {(n, rank): lo_hi for rank, p in enumerate(DDP_FILES)
+               for n, lo_hi in kineto_gpu_windows(p).items()}  # fmt: skip
+    assert len(windows) == 8
+    work: dict[int | None, list[Any]] = {r: kineto_work(p) for r, p in enumerate(DDP_FILES)}
+    _check_steps(body, windows, work)
+
+
+def test_bad_window_is_422(client: TestClient, ddp: str) -> None:
+    response = client.get(f"/api/v1/traces/{ddp}/steps/breakdown", params={"window": "wall"})
+    assert response.status_code == 422
+    assert "window" in response.text
 
 
 def test_one_gpu_steps_match_the_raw_profiler_steps(client: TestClient, ingest: Any) -> None:

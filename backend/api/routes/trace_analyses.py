@@ -42,9 +42,16 @@ def get_findings(trace_id: str, session: SessionDep) -> FindingsPublic:
 
 
 @router.get("/traces/{trace_id}/steps/breakdown")
-def get_step_breakdown(trace_id: str, session: SessionDep) -> StepBreakdownPublic:
+def get_step_breakdown(
+    trace_id: str,
+    session: SessionDep,
+    window: Annotated[
+        Literal["cpu", "gpu"],
+        Query(description="A step's window: its CPU range, or the GPU extent of its work."),
+    ] = "cpu",
+) -> StepBreakdownPublic:
     """Per step and rank: compute, communication, memcpy, memset and idle; the spread."""
-    return analysis.compute_step_breakdown(session=session, trace_id=trace_id)
+    return analysis.compute_step_breakdown(session=session, trace_id=trace_id, window=window)
 
 
 @router.get("/traces/{trace_id}/ranks")

@@ -2,11 +2,16 @@
 
 A step is what `ingest.steps.find_steps` says (the trace's chosen marker, else
 `ProfilerStep#N`, else the repeated top-level annotation family), so the summary, the
-timeline's step picker and this table agree. A step's window on a rank is its CPU range
-there, [start, start + dur): the GPU work of that rank's devices inside the window (clipped
-to it) is split exclusively into compute, communication, memcpy and memset; idle is the
-window minus their union. GPU work that runs behind the CPU counts in the window it runs
-in, not the step that launched it.
+timeline's step picker and this table agree. A step's window on a rank is, with
+`window="cpu"` (the default), its CPU range there, [start, start + dur); with
+`window="gpu"`, its GPU extent as the summary measures a step's GPU time
+(`ingest.steps.gpu_extents`: first start to last end of the GPU work launched during the
+CPU range, matched by correlation, and of the step's GPU mirrors), falling back to the CPU
+range for a step that launched nothing. The GPU work of that rank's devices inside the
+window (clipped to it) is split exclusively into compute, communication, memcpy and
+memset; idle is the window minus their union. With CPU windows, GPU work that runs behind
+the CPU counts in the window it runs in, not the step that launched it; GPU windows follow
+the work instead, and leave out the GPU's idle time between steps.
 
 A step's time is its longest window over the ranks (a synchronous step waits for its
 slowest rank); the spread is over those times; the slowest step is the longest (the
@@ -15,24 +20,66 @@ lowest number on a tie).
 Public surface: `compute_step_breakdown`, `STEP_RULE`.
 """
 
+from collections.abc import Iterator
+from typing import Any, Literal
+
 from sqlmodel import Session
 
+from backend.models import Trace
 from backend.models.ranks import StepBreakdownPublic, StepRow, StepSpread
 from backend.services.analysis.gpu_work import GpuWork, load_gpu_work, ready, split_window
 from backend.services.analysis.stored import read_events
 from ingest.distribution import distribution
-from ingest.steps import Range, StepRange, find_steps
+from ingest.steps import Launch, Range, StepMarking, StepRange, find_steps, gpu_extents
 
+Window = Literal["cpu", "gpu"]
 STEP_RULE = (
-    "window = the step's CPU range on each rank; GPU work of that rank inside it, clipped, "
+    "window = the step's CPU range on each rank (window=gpu: the GPU extent of the work it "
+    "launched); GPU work of that rank inside it, clipped, "
     "split exclusively (compute > communication > memcpy > memset), idle = window - union "
     "of GPU busy; step time = longest window over ranks; p50 median, p95 nearest-rank"
 )
 _RANGES = "SELECT name, start_ns, dur_ns, rank, pid, tid FROM {events} WHERE kind = ? ORDER BY id"
 
 
-def _rows(step: StepRange, work: GpuWork) -> list[StepRow]:
-    lo, hi = step.start_ns, step.start_ns + step.dur_ns
+_GPU_WORK = ["kernel", "memcpy", "memset"]
+
+
+def _launched(trace: Trace, marking: StepMarking) -> Iterator[Launch]:
+    """(rank, runtime call start, GPU start, GPU end) of the GPU work launched during the
+    steps, matched by correlation per rank (the first call wins), as the summary does
+    (`backend.services.timeline.steps`, which this package may not import)."""
+    lo = min(s.start_ns for s in marking.steps)
+    hi = max(s.start_ns + s.dur_ns for s in marking.steps)
+    calls: dict[tuple[Any, int], int] = {}
+    runtime = (
+        "SELECT rank, correlation, start_ns FROM {events} WHERE kind = 'runtime' "
+        "AND start_ns >= ? AND start_ns < ? AND correlation IS NOT NULL ORDER BY start_ns, id"
+    )
+    for rank, corr, start in read_events(trace, runtime, [lo, hi]):
+        calls.setdefault((rank, corr), start)
+    work = (
+        "SELECT rank, correlation, start_ns, dur_ns FROM {events} "
+        "WHERE kind IN (SELECT unnest(?)) AND start_ns >= ? AND correlation IS NOT NULL "
+        "ORDER BY id"
+    )
+    for rank, corr, start, dur in read_events(trace, work, [_GPU_WORK, lo]):
+        cpu_t = calls.get((rank, corr))
+        if cpu_t is not None:
+            yield rank, cpu_t, start, start + dur
+
+
+def _windows(trace: Trace, marking: StepMarking, window: Window) -> dict[Any, tuple[int, int]]:
+    """(rank, step) -> the step's window on that rank."""
+    out = {(s.rank, s.step): (s.start_ns, s.start_ns + s.dur_ns) for s in marking.steps}
+    if window == "gpu" and marking.steps:
+        mirrors = [Range(*r) for r in read_events(trace, _RANGES, ["gpu_annotation"])]
+        for key, (lo, hi) in gpu_extents(marking, _launched(trace, marking), mirrors).items():
+            out[key] = (lo, hi)
+    return out
+
+
+def _rows(step: StepRange, work: GpuWork, lo: int, hi: int) -> list[StepRow]:
     own = work.of(step.rank)
     devices: list[int | None] = list(own.devices()) or [None]
     rows = []
@@ -68,8 +115,13 @@ def _spread(rows: list[StepRow]) -> StepSpread | None:
     )  # fmt: skip
 
 
-def compute_step_breakdown(*, session: Session, trace_id: str) -> StepBreakdownPublic:
+def compute_step_breakdown(
+    *, session: Session, trace_id: str, window: Window = "cpu"
+) -> StepBreakdownPublic:
     """Every step on every rank and device, split, with the step time spread.
+
+    Args:
+        window: "cpu" (each step's CPU range) or "gpu" (the GPU extent of its work).
 
     Raises:
         NotFoundError: no such trace. InvalidInputError: it is not ready.
@@ -78,7 +130,8 @@ def compute_step_breakdown(*, session: Session, trace_id: str) -> StepBreakdownP
     ranges = [Range(*r) for r in read_events(trace, _RANGES, ["annotation"])]
     marking = find_steps(ranges, trace.step_marker)
     work = load_gpu_work(trace) if marking.steps else GpuWork()
-    rows = [row for step in marking.steps for row in _rows(step, work)]
+    windows = _windows(trace, marking, window)
+    rows = [row for s in marking.steps for row in _rows(s, work, *windows[(s.rank, s.step)])]
     rows.sort(key=lambda r: (r.step, -1 if r.rank is None else r.rank, r.device or 0))
     spread = _spread(rows)
     if spread is not None:
@@ -86,5 +139,5 @@ def compute_step_breakdown(*, session: Session, trace_id: str) -> StepBreakdownP
             r.slowest = r.step == spread.slowest_step
     return StepBreakdownPublic(
         trace_id=trace_id, marker=marking.marker, marker_source=marking.source,
-        items=rows, spread=spread, rule=STEP_RULE,
+        window=window, items=rows, spread=spread, rule=STEP_RULE,
     )  # fmt: skip
