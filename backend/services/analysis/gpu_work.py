@@ -12,11 +12,13 @@ Public surface: `GpuWork`, `load_gpu_work`, `split_window`, `ready`.
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from numpy.typing import NDArray
 from sqlmodel import Session
 
 from backend.models import Trace, TraceStatus
-from backend.services.analysis.stored import read_events
+from backend.services.datasets import arrow_batches_of_events
 from backend.services.errors import InvalidInputError
 from backend.services.traces import get_trace
 from ingest.classify import copy_kind, is_communication_name
@@ -26,8 +28,9 @@ from ingest.summary.timesplit import Category, split_device
 NO_RANK = -1  # the rank column of events without one (single-process traces)
 _HOST = {"HtoD", "DtoH"}
 _SQL = (
-    "SELECT rank, device, kind, name, start_ns, dur_ns, "
-    "kind = 'kernel' AND args IS NOT NULL AND args LIKE '%\"Collective name\"%' "
+    "SELECT COALESCE(rank, -1) AS rank, COALESCE(device, -1) AS device, "
+    "kind || chr(0) || name AS key, start_ns, start_ns + dur_ns AS end_ns, "
+    "kind = 'kernel' AND args IS NOT NULL AND args LIKE '%\"Collective name\"%' AS collective "
     "FROM {events} WHERE kind IN ('kernel', 'memcpy', 'memset') ORDER BY start_ns, id"
 )
 
@@ -67,34 +70,33 @@ def ready(session: Session, trace_id: str) -> Trace:
     return trace
 
 
-def _category(kind: str, name: str, collective: bool, cache: dict[tuple[str, str], int]) -> int:
-    key = (kind, name)
-    found = cache.get(key)
-    if found is None:
-        if kind == "memset":
-            found = Category.MEMSET
-        elif kind == "memcpy":
-            found = Category.COPY_HOST if copy_kind(name).kind in _HOST else Category.COPY_OTHER
-        else:
-            found = Category.COMMUNICATION if is_communication_name(name) else Category.COMPUTE
-        cache[key] = found
-    return Category.COMMUNICATION if collective and kind == "kernel" else found
+def _category(key: str) -> int:
+    """The time-split category of a (kind, name) key (`kind` NUL `name`)."""
+    kind, _, name = key.partition("\0")
+    if kind == "memset":
+        return Category.MEMSET
+    if kind == "memcpy":
+        return Category.COPY_HOST if copy_kind(name).kind in _HOST else Category.COPY_OTHER
+    return Category.COMMUNICATION if is_communication_name(name) else Category.COMPUTE
 
 
 def load_gpu_work(trace: Trace) -> GpuWork:
-    """Every kernel, memcpy and memset of the trace, as columns."""
-    rows = read_events(trace, _SQL)
-    if not rows:
+    """Every kernel, memcpy and memset of the trace, as columns (Arrow from DuckDB, no
+    Python object per event; one category lookup per distinct name)."""
+    table = pa.Table.from_batches(list(arrow_batches_of_events(trace, _SQL, size=1 << 20)))
+    if table.num_rows == 0:
         return GpuWork()
-    cache: dict[tuple[str, str], int] = {}
-    rank = np.fromiter((NO_RANK if r[0] is None else r[0] for r in rows), np.int64, len(rows))
-    device = np.fromiter((-1 if r[1] is None else r[1] for r in rows), np.int64, len(rows))
-    category = np.fromiter(
-        (_category(r[2], r[3], bool(r[6]), cache) for r in rows), np.int64, len(rows)
-    )
-    start = np.fromiter((r[4] for r in rows), np.int64, len(rows))
-    end = start + np.fromiter((r[5] for r in rows), np.int64, len(rows))
-    return GpuWork(rank, device, category, start, end)
+    keys = pc.dictionary_encode(table["key"]).combine_chunks()
+    per_key = np.array([_category(k) for k in keys.dictionary.to_pylist()], dtype=np.int64)
+    category = per_key[keys.indices.to_numpy(zero_copy_only=False)]
+    collective = table["collective"].to_numpy(zero_copy_only=False).astype(bool)
+    category[collective] = Category.COMMUNICATION
+
+    def column(name: str) -> NDArray[np.int64]:
+        return np.asarray(table[name].to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    return GpuWork(column("rank"), column("device"), category, column("start_ns"),
+                   column("end_ns"))  # fmt: skip
 
 
 def split_window(work: GpuWork, lo: int, hi: int) -> TimeSplit:
