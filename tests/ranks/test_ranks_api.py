@@ -180,10 +180,18 @@ def test_bad_window_is_422(client: TestClient, ddp: str) -> None:
 
 
 def test_one_gpu_steps_match_the_raw_profiler_steps(client: TestClient, ingest: Any) -> None:
-    body = _get(client, ingest(H200), "steps/breakdown")
+    trace_id = ingest(H200)
+    body = _get(client, trace_id, "steps/breakdown")
     windows = {(n, None): (lo, hi) for n, lo, hi in kineto_steps(H200)}
     assert len(windows) >= 3
     _check_steps(body, windows, {None: kineto_work(H200)})
+    assert _get(client, trace_id, "collectives")["items"] == []  # no NCCL kernel
+    ranks = _get(client, trace_id, "ranks")
+    (row,) = ranks["items"]
+    assert (ranks["world_size"], ranks["stragglers"], row["rank"]) == (0, [], None)
+    work = kineto_work(H200)
+    lo, hi = min(w.start for w in work), max(w.end for w in work)
+    assert {k: row[k] for k in PARTS} == split(work, lo, hi)
 
 
 def test_nvtx_steps_match_the_sqlite(client: TestClient, ingest: Any) -> None:

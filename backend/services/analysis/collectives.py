@@ -46,10 +46,13 @@ COLLECTIVE_RULE = (
 _ALGO = re.compile(r"_(RING|TREE|COLLNET_DIRECT|COLLNET_CHAIN|COLLNET|NVLS_TREE|NVLS|PAT)_"
                    r"(LL128|LL|SIMPLE)(?=_|\(|$)", re.IGNORECASE)  # fmt: skip
 Unit = tuple[int | None, int | None]  # (rank, None), or (None, device) without ranks
+_NAMES = "SELECT DISTINCT name FROM {events} WHERE kind = 'kernel'"
 _SQL = (
-    "SELECT id, rank, device, name, start_ns, dur_ns, "
+    "SELECT rank, device, name, start_ns, dur_ns, "
     "CASE WHEN args LIKE '%\"Collective name\"%' THEN args END "
-    "FROM {events} WHERE kind = 'kernel' ORDER BY start_ns, id"
+    "FROM {events} WHERE kind = 'kernel' "
+    "AND (name IN (SELECT unnest(?)) OR args LIKE '%\"Collective name\"%') "
+    "ORDER BY start_ns, id"
 )
 
 
@@ -128,11 +131,8 @@ class Instances:
 
 def collective_instances(trace: Trace) -> Instances:
     """Every communication kernel, paired across ranks by name and ordinal, with its wait."""
-    kernels = [
-        _kernel(rank, device, name, start, dur, raw)
-        for _, rank, device, name, start, dur, raw in read_events(trace, _SQL)
-        if raw is not None or is_communication_name(name)
-    ]
+    names = [n for (n,) in read_events(trace, _NAMES) if is_communication_name(n)]
+    kernels = [_kernel(*row) for row in read_events(trace, _SQL, [names])]
     groups: dict[tuple[str, int], list[int]] = defaultdict(list)
     seen: dict[tuple[Unit, str], int] = defaultdict(int)
     for i, k in enumerate(kernels):  # rows come by start
