@@ -128,7 +128,7 @@ def test_ddp_collectives_match_the_raw_args(client: TestClient, ddp: str) -> Non
         assert ranks[rank]["collective_wait_ns"] == own
 
 
-def _check_steps(body: dict[str, Any], windows: dict[tuple[int, int | None], tuple[int, int]],
+def _check_steps(body: dict[str, Any], windows: dict[Any, tuple[int, int]],
                  work: dict[int | None, list[Any]]) -> None:  # fmt: skip
     rows = {(r["step"], r["rank"]): r for r in body["items"]}
     assert set(rows) == set(windows)
@@ -263,7 +263,7 @@ def test_hta_rank_file_collectives_match_the_raw_args(client: TestClient, ingest
     raw: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
     for w in kineto_work(HTA_RANK0):
         if w.category == COMM:
-            args = dict(w.args)
+            args: dict[str, Any] = dict(w.args)
             size = max(args["In msg nelems"], args["Out msg nelems"]) * DTYPE[args["dtype"]]
             raw[(args["Collective name"], size)][0] += 1
             raw[(args["Collective name"], size)][1] += w.end - w.start
