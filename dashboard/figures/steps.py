@@ -26,9 +26,11 @@ SLOWEST = "#e03131"
 
 
 def unit_label(row: JSON) -> str:
-    """`rank 1`, or `GPU 0` where the trace has no ranks."""
+    """`rank 1` (a rank's row), `rank 1 · GPU 1` (a step row, one per device), or `GPU 0`
+    where the trace has no ranks."""
     if row.get("rank") is not None:
-        return f"rank {row['rank']}"
+        gpu = f" · GPU {row['device']}" if row.get("device") is not None else ""
+        return f"rank {row['rank']}{gpu}"
     devices = row.get("devices") or ([row["device"]] if row.get("device") is not None else [])
     return ", ".join(f"GPU {d}" for d in devices) or "GPU"
 

@@ -44,7 +44,7 @@ def test_slowest_step_is_marked_in_table_and_chart() -> None:
     assert [r["step"] for r in grid.rowData] == ["1", "1", "2 ★ slowest", "2 ★ slowest"]
     fig = step_figure(rows)
     assert list(fig.data[0].marker.line.width) == [0, 0, 2.5, 2.5]
-    assert list(fig.data[0].x[1]) == ["rank 0", "rank 1", "rank 0", "rank 1"]  # grouped
+    assert list(fig.data[0].x[1]) == ["rank 0 · GPU 0", "rank 1 · GPU 0"] * 2  # grouped
 
 
 def test_single_rank_shows_a_note_and_the_copies() -> None:
