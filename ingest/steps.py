@@ -20,7 +20,7 @@ Each step's GPU time (`summarize`) runs from the first start to the last end of 
 launched while its CPU range ran, and of its GPU mirrors (Kineto's `gpu_user_annotation`).
 
 Public surface: `Range`, `StepRange`, `MarkerOption`, `StepMarking`, `marker_of`,
-`find_steps`, `summarize`.
+`find_steps`, `summarize`, `gpu_extents`.
 """
 
 from __future__ import annotations
@@ -236,8 +236,7 @@ def summarize(
         mirrors: the GPU mirrors of annotations (Kineto's ``gpu_user_annotation``); those
             of the marker's family widen their step's extent too.
     """
-    extents = _extents(marking.steps, launched)
-    _add_mirrors(marking, extents, mirrors)
+    extents = gpu_extents(marking, launched, mirrors)
     steps: list[Step] = []
     for s in marking.steps:
         extent = extents.get((s.rank, s.step))
@@ -255,6 +254,17 @@ def summarize(
         "marker": marking.marker,
         "marker_source": marking.source,
     }
+
+
+def gpu_extents(
+    marking: StepMarking, launched: Iterable[Launch], mirrors: Iterable[Range] = ()
+) -> dict[tuple[int | None, int], list[int]]:
+    """(rank, step) -> [first GPU start, last GPU end] of the work each step launched and of
+    its GPU mirrors, as `summarize` measures a step's GPU time; steps that launched nothing
+    are absent."""
+    extents = _extents(marking.steps, launched)
+    _add_mirrors(marking, extents, mirrors)
+    return extents
 
 
 def _extents(

@@ -21,6 +21,8 @@ TABS = (
     ("roofline", "Roofline"),
     ("memory", "Memory"),
     ("ranges", "Ranges"),
+    ("steps", "Steps"),
+    ("ranks", "Ranks"),
     ("query", "Query"),
 )
 JSON = dict[str, Any]

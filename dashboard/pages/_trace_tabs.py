@@ -15,6 +15,7 @@ from dash.development.base_component import Component
 
 from dashboard.api import query as query_api
 from dashboard.api import ranges as ranges_api
+from dashboard.api import ranks as ranks_api
 from dashboard.api import views
 from dashboard.api.client import ApiClient, ApiError
 from dashboard.api.traces import KernelStats, Trace, get_kernels, list_traces
@@ -25,6 +26,7 @@ from dashboard.components.kernels_panel import GROUPS, kernels_panel
 from dashboard.components.overview_panel import overview_panel
 from dashboard.components.query_panel import query_panel
 from dashboard.components.ranges_panel import default_range, ranges_panel
+from dashboard.components.ranks_panel import ranks_panel, steps_panel
 
 JSON = dict[str, Any]
 TOP_N = 10
@@ -124,6 +126,24 @@ def _memory(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
     return memory_panel(memory, "trace-memory")
 
 
+def _steps(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
+    window = "gpu" if q.get("window") == "gpu" else "cpu"
+    breakdown = _try(lambda: ranks_api.get_step_breakdown(client, trace["id"], window))
+    if breakdown is None:
+        return notice("Could not compute the steps of this trace.", "error")
+    return steps_panel(breakdown, trace["id"], "trace-steps")
+
+
+def _ranks(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
+    tid = trace["id"]
+    ranks = _try(lambda: ranks_api.get_ranks(client, tid))
+    if ranks is None:
+        return notice("Could not compute the ranks of this trace.", "error")
+    collectives = _try(lambda: ranks_api.get_collectives(client, tid))
+    return ranks_panel(ranks, collectives, _try(lambda: views.get_summary(client, tid)),
+                       "trace-ranks")  # fmt: skip
+
+
 def _query(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
     """The editor and schema; with `sql` in the URL, its result (or the API's refusal)."""
     tid, sql = trace["id"], (q.get("sql") or "").strip()
@@ -160,6 +180,8 @@ RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = 
     "roofline": _roofline,
     "memory": _memory,
     "ranges": _ranges,
+    "steps": _steps,
+    "ranks": _ranks,
     "query": _query,
 }
 

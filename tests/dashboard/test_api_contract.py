@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 import dashboard.api
 from backend.main import create_app
-from dashboard.api import benchmarks, me, query, ranges, timeline, traces
+from dashboard.api import benchmarks, me, query, ranges, ranks, timeline, traces
 from tests.dashboard.api_contract import Contract, components_under, required_keys
 
 # Each response TypedDict and the component schema of the API it mirrors.
@@ -56,6 +56,14 @@ RESPONSE_SCHEMAS: dict[type, str] = {
     ranges.GraphReplay: "GraphReplay",
     ranges.GraphStat: "GraphStat",
     ranges.Graphs: "GraphsPublic",
+    ranks.StepRow: "StepRow",
+    ranks.StepSpread: "StepSpread",
+    ranks.StepBreakdown: "StepBreakdownPublic",
+    ranks.RankRow: "RankRow",
+    ranks.Straggler: "Straggler",
+    ranks.Ranks: "RanksPublic",
+    ranks.CollectiveRow: "CollectiveRow",
+    ranks.Collectives: "CollectivesPublic",
 }
 
 # TypedDicts with no component of their own, and why.
@@ -86,6 +94,9 @@ ROUTES: list[tuple[str, str, type]] = [
     ("get", "/api/v1/traces/{trace_id}/ranges", ranges.Ranges),
     ("get", "/api/v1/traces/{trace_id}/ranges/durations", ranges.RangeDurations),
     ("get", "/api/v1/traces/{trace_id}/graphs", ranges.Graphs),
+    ("get", "/api/v1/traces/{trace_id}/steps/breakdown", ranks.StepBreakdown),
+    ("get", "/api/v1/traces/{trace_id}/ranks", ranks.Ranks),
+    ("get", "/api/v1/traces/{trace_id}/collectives", ranks.Collectives),
 ]
 
 

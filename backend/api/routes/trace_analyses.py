@@ -1,4 +1,5 @@
-"""Analyses: `/traces/{id}/roofline`, `/memory`, `/findings`, and `/compare?a=&b=`.
+"""Analyses: `/traces/{id}/roofline`, `/memory`, `/findings`, `/steps/breakdown`, `/ranks`,
+`/collectives`, and `/compare?a=&b=`.
 
 Computed on request from stored rows (`backend.services.analysis`), unlike the summary and
 kernel stats that ingest aggregated once (`trace_aggregates`). Everything the trace and
@@ -12,6 +13,7 @@ from fastapi.responses import PlainTextResponse
 
 from backend.api.deps import SessionDep
 from backend.models.analyses import ComparePublic, FindingsPublic, MemoryPublic, RooflinePublic
+from backend.models.ranks import CollectivesPublic, RanksPublic, StepBreakdownPublic
 from backend.services import analysis
 
 router = APIRouter(tags=["analyses"])
@@ -37,6 +39,31 @@ def get_memory(
 def get_findings(trace_id: str, session: SessionDep) -> FindingsPublic:
     """Plain-language findings, each with the number that triggered it."""
     return analysis.compute_findings(session=session, trace_id=trace_id)
+
+
+@router.get("/traces/{trace_id}/steps/breakdown")
+def get_step_breakdown(
+    trace_id: str,
+    session: SessionDep,
+    window: Annotated[
+        Literal["cpu", "gpu"],
+        Query(description="A step's window: its CPU range, or the GPU extent of its work."),
+    ] = "cpu",
+) -> StepBreakdownPublic:
+    """Per step and rank: compute, communication, memcpy, memset and idle; the spread."""
+    return analysis.compute_step_breakdown(session=session, trace_id=trace_id, window=window)
+
+
+@router.get("/traces/{trace_id}/ranks")
+def get_ranks(trace_id: str, session: SessionDep) -> RanksPublic:
+    """Per rank: the GPU split, comm/compute overlap, collective wait; the stragglers."""
+    return analysis.compute_ranks(session=session, trace_id=trace_id)
+
+
+@router.get("/traces/{trace_id}/collectives")
+def get_collectives(trace_id: str, session: SessionDep) -> CollectivesPublic:
+    """Per collective and message size: count, time, algbw/busbw and wait."""
+    return analysis.compute_collectives(session=session, trace_id=trace_id)
 
 
 @router.get("/compare", response_model=None)

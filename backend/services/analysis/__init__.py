@@ -1,22 +1,29 @@
 """Analyses behind the trace views, computed on request from stored rows.
 
 Public surface: `compute_roofline`, `compute_memory`, `compute_findings`, `compute_compare`,
-`compute_ranges`, `compute_range_durations`, `compute_graphs`.
+`compute_ranges`, `compute_range_durations`, `compute_graphs`, `compute_step_breakdown`,
+`compute_ranks`, `compute_collectives`.
 """
 
+from backend.services.analysis.collectives import compute_collectives
 from backend.services.analysis.compare import compute_compare
 from backend.services.analysis.findings import compute_findings
 from backend.services.analysis.graphs import compute_graphs
 from backend.services.analysis.memory import compute_memory
 from backend.services.analysis.ranges import compute_range_durations, compute_ranges
+from backend.services.analysis.ranks import compute_ranks
 from backend.services.analysis.roofline import compute_roofline
+from backend.services.analysis.step_breakdown import compute_step_breakdown
 
 __all__ = [
+    "compute_collectives",
     "compute_compare",
     "compute_findings",
     "compute_graphs",
     "compute_memory",
     "compute_range_durations",
     "compute_ranges",
+    "compute_ranks",
     "compute_roofline",
+    "compute_step_breakdown",
 ]
