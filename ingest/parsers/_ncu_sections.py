@@ -38,6 +38,7 @@ KEEP = re.compile(
     r"|smsp__average_warp_latency_per_inst_issued\.ratio"
     r"|smsp__average_warp_latency_issue_stalled_[a-z_]+\.ratio"
     r"|smsp__average_warps_issue_stalled_[a-z_]+_per_issue_active\.ratio"
+    r"|smsp__warp_issue_stalled_[a-z_]+_per_warp_active\.pct"
     r"|smsp__pcsamp_warps_issue_stalled_[a-z_]+)$"
 )
 # Rule rows name their section by its identifier, metric rows by its title: a rule goes under
