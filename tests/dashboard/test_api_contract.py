@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 import dashboard.api
 from backend.main import create_app
-from dashboard.api import benchmarks, me, query, timeline, traces
+from dashboard.api import benchmarks, me, ncu, query, timeline, traces
 from tests.dashboard.api_contract import Contract, components_under, required_keys
 
 # Each response TypedDict and the component schema of the API it mirrors.
@@ -49,6 +49,14 @@ RESPONSE_SCHEMAS: dict[type, str] = {
     query.QueryColumn: "QueryColumn",
     query.QueryView: "QueryView",
     query.QuerySchema: "QuerySchemaPublic",
+    ncu.NcuValue: "NcuValue",
+    ncu.NcuOccupancy: "NcuOccupancy",
+    ncu.NcuMemoryLevel: "NcuMemoryLevel",
+    ncu.NcuRule: "NcuRule",
+    ncu.NcuSectionMetric: "NcuSectionMetric",
+    ncu.NcuSection: "NcuSection",
+    ncu.NcuKernel: "NcuKernel",
+    ncu.NcuSections: "NcuSectionsPublic",
 }
 
 # TypedDicts with no component of their own, and why.
@@ -76,6 +84,7 @@ ROUTES: list[tuple[str, str, type]] = [
     ("get", "/api/v1/traces/{trace_id}/timeline/gaps", timeline.Gaps),
     ("post", "/api/v1/traces/{trace_id}/query", query.QueryResult),
     ("get", "/api/v1/traces/{trace_id}/query/schema", query.QuerySchema),
+    ("get", "/api/v1/traces/{trace_id}/ncu", ncu.NcuSections),
 ]
 
 
