@@ -33,7 +33,7 @@ KEEP = re.compile(
     r"|sm__warps_active\.avg\.(pct_of_peak_sustained_active|per_cycle_active)"
     r"|launch__occupancy_limit_[a-z_]+|launch__waves_per_multiprocessor"
     r"|(dram__bytes(_read|_write)?|lts__t_bytes|l1tex__t_bytes)\.sum"
-    r"|lts__t_sectors_op_(read|write|atom|red)\.sum"
+    r"|lts__t_sectors(_srcunit_tex)?_op_(read|write|atom|red)\.sum"
     r"|l1tex__t_(bytes|sectors)_pipe_lsu_mem_global_op_(ld|st)\.sum"
     r"|smsp__average_warp_latency_per_inst_issued\.ratio"
     r"|smsp__average_warp_latency_issue_stalled_[a-z_]+\.ratio"

@@ -27,10 +27,11 @@ IDS = '"0","9","python3","h","k0","1","7","(128, 1, 1)","(4, 1, 1)","0","9.0"'
 
 
 def csv_rows(path: Path) -> list[dict[str, str]]:
-    """The CSV's rows as dicts, past ncu's own lines, as a user would read them."""
-    with path.open(newline="") as f:
-        lines = [line for line in f if not line.startswith("==")]
-    return list(csv.DictReader(lines))
+    """The CSV's rows as dicts, from its header on: ncu's ==PROF==/==WARNING== lines and the
+    program's own output come first."""
+    lines = path.read_text().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith(('"ID",', '"Process ID",')))
+    return list(csv.DictReader(lines[start:]))
 
 
 def _num(text: str) -> float:
@@ -41,8 +42,9 @@ def _events(path: Path) -> list[Event]:
     return list(parse_file(path).events)
 
 
-def test_details_sections_match_the_csv_row_for_row() -> None:
-    path = NCU / "gemm_elementwise_details.csv"
+@pytest.mark.parametrize("name", ["gemm_elementwise_details.csv", "h200_full_details.csv"])
+def test_details_sections_match_the_csv_row_for_row(name: str) -> None:
+    path = NCU / name
     metrics: dict[str, dict[str, list[tuple[str, str, str]]]] = defaultdict(dict)
     rules: dict[str, list[tuple[str, str, str, float | None]]] = defaultdict(list)
     for r in csv_rows(path):
@@ -72,6 +74,8 @@ def test_details_sections_match_the_csv_row_for_row() -> None:
             (r["section_id"], r["name"], r["type"], r["speedup"]) for s in got for r in s["rules"]
         ]
         assert got_rules == rules[str(e.args["ncu id"])]
+    if name != "gemm_elementwise_details.csv":
+        return
     # the occupancy rule with a speedup, as ncu's details page groups it
     occupancy = next(s for s in events[0].args["ncu_sections"] if s["name"] == "Occupancy")  # type: ignore[index]
     assert occupancy["rules"][0]["name"] == "TheoreticalOccupancy"
@@ -81,19 +85,24 @@ def test_details_sections_match_the_csv_row_for_row() -> None:
 def _keep_from_raw(path: Path) -> list[dict[str, float]]:
     rows = csv_rows(path)
     units, launches = rows[0], rows[1:]
-    scale = {"byte": 1.0, "%": 1.0, "": 1.0, "block": 1.0, "warp": 1.0, "Kbyte": 1e3}
+    scale = {"Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}  # LC_ALL=C raw pages: base units
     out = []
     for r in launches:
         kept = {}
         for name, text in r.items():
             if _ncu_sections.KEEP.match(name) and text not in ("", "n/a"):
-                kept[name] = _num(text) * scale[units[name]]
+                kept[name] = _num(text) * scale.get(units[name], 1.0)
         out.append(kept)
     return out
 
 
 @pytest.mark.parametrize(
-    "path", [NCU / "gemm_elementwise_raw.csv", CORPUS_H200 / "ncu2025.3_roofline_raw.csv"]
+    "path",
+    [
+        NCU / "gemm_elementwise_raw.csv",
+        NCU / "h200_full_raw.csv",
+        CORPUS_H200 / "ncu2025.3_roofline_raw.csv",
+    ],
 )
 def test_raw_page_keeps_the_section_metrics(path: Path) -> None:
     if not path.exists():

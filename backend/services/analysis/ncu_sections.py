@@ -15,6 +15,7 @@ of ncu's details page. Every number names its metric:
   limiters are the limits equal to the smallest, as ncu's Occupancy section reads them.
 - Memory bytes: DRAM ``dram__bytes_read.sum``/``dram__bytes_write.sum``/``dram__bytes.sum``;
   L2 32-byte sectors ``lts__t_sectors_op_read.sum``/``_op_write.sum`` and ``lts__t_bytes.sum``;
+  the L1/TEX -> L2 link of ncu's memory chart ``lts__t_sectors_srcunit_tex_op_{read,write}.sum``;
   L1 global loads/stores ``l1tex__t_{bytes,sectors}_pipe_lsu_mem_global_op_{ld,st}.sum``
   and ``l1tex__t_bytes.sum``. A level is listed when any of its metrics is there.
 - Warp stalls, the first family present: ``smsp__average_warps_issue_stalled_<r>_
@@ -66,6 +67,8 @@ MEMORY = (
     ("DRAM", [("dram__bytes_read.sum", 1)], [("dram__bytes_write.sum", 1)], "dram__bytes.sum"),
     ("L2", [("lts__t_sectors_op_read.sum", SECTOR_BYTES)],
      [("lts__t_sectors_op_write.sum", SECTOR_BYTES)], "lts__t_bytes.sum"),
+    ("L1/TEX → L2", [("lts__t_sectors_srcunit_tex_op_read.sum", SECTOR_BYTES)],
+     [("lts__t_sectors_srcunit_tex_op_write.sum", SECTOR_BYTES)], ""),
     ("L1/TEX (global)",
      [("l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum", 1),
       ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", SECTOR_BYTES)],
