@@ -5,7 +5,7 @@ has its URL): its roofline point, Speed of Light bars, occupancy bars and block 
 memory bytes, warp stalls, ncu's rule results with estimated speedups, and every section
 as ncu's details page groups it.
 
-Public surface: `ncu_panel`.
+Public surface: `ncu_panel`, `launch_of`.
 """
 
 from __future__ import annotations
@@ -26,11 +26,21 @@ from dashboard.format import (
     shorten_kernel_name,
 )
 
-__all__ = ["ncu_panel"]
+__all__ = ["launch_of", "ncu_panel"]
 
 JSON = dict[str, Any]
 GRAPH_CONFIG: dict[str, Any] = {"displaylogo": False, "responsive": True}
 RULE_ORDER = {"OPT": 0, "WRN": 1, "ERR": 1, "INF": 2}
+
+
+def launch_of(sections: Mapping[str, Any], name: str) -> int | None:
+    """The ncu ID of the first launch of kernel `name` (a clicked roofline point).
+
+    >>> launch_of({"kernels": [{"name": "a", "ncu_id": 0}, {"name": "b", "ncu_id": 1}]}, "b")
+    1
+    """
+    return next((k.get("ncu_id") for k in sections.get("kernels") or [] if k["name"] == name),
+                None)  # fmt: skip
 
 
 def _selected(kernels: Sequence[JSON], wanted: str | None) -> JSON:

@@ -67,11 +67,25 @@ def test_full_set_details_page_sections_and_rules(
 def test_full_set_raw_page_stalls_and_memory(
     module_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
 ) -> None:
-    _open(module_server, page, "h200_full_raw.csv", "&ncu=0")
+    rows = _rows(NCU / "h200_full_raw.csv")[1:]  # past the units row
+    tid = _open(module_server, page, "h200_full_raw.csv", "&ncu=0")
     card = page.locator("#trace-ncu")
     expect(card.locator("#trace-ncu-stalls .bars .point path")).to_have_count(15)
     expect(card).to_contain_text("cycles per issued instruction")
     expect(card.locator("#trace-ncu-memory")).to_contain_text("L1/TEX → L2")
     expect(card).to_contain_text("only on the details page")
     page.screenshot(path=artifacts / "ncu_sections_full_raw.png", full_page=True)
+
+    # a click on the roofline's smallest-intensity point (the add, launch 1) selects it
+    points = page.locator("#trace-roofline-chart .scatterlayer .points path")
+    page.locator("#trace-roofline-chart").scroll_into_view_if_needed()
+    boxes = [points.nth(i).bounding_box() for i in range(points.count())]
+    box = min((b for b in boxes if b), key=lambda b: b["x"])
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)  # Plotly picks the point under the hover, then the click
+    page.mouse.click(x, y)
+    expect(page).to_have_url(
+        f"{module_server.base_url}/traces/{tid}?tab=roofline&ncu=1", timeout=TIMEOUT_MS
+    )
+    expect(page.locator("#trace-ncu-kernel")).to_have_text(rows[1]["Kernel Name"])
     assert page_errors.messages == []
