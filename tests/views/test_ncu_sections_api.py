@@ -193,3 +193,38 @@ def test_bad_requests_have_clear_reasons(
     assert r.status_code == 404 and "no kernel launch with ncu ID 99" in r.text
     for query in ("limit=0", "limit=1001", "kernel=-1", "kernel=x"):
         assert client.get(f"/api/v1/traces/{ncu_id}/ncu?{query}").status_code == 422, query
+
+
+def test_summary_page_averages_per_kernel(client: TestClient, ingest: Ingest) -> None:
+    path = NCU / "gemm_elementwise_summary.csv"
+    want: dict[str, dict[str, float]] = defaultdict(dict)
+    invocations: dict[str, int] = {}
+    for r in csv_rows(path):
+        invocations[r["Kernel Name"]] = int(_num(r["Invocations"]))
+        if r["Section Name"] in ("Occupancy", "GPU Speed Of Light Throughput"):
+            want[r["Kernel Name"]][r["Metric Name"]] = _num(r["Average"])
+    body = _get(client, ingest(path, path.name))
+    assert body["page"] == "summary" and "averages over its invocations" in body["note"]
+    assert {k["name"]: k["invocations"] for k in body["kernels"]} == invocations
+    for k in body["kernels"]:
+        w = want[k["name"]]
+        assert k["occupancy"]["theoretical_pct"] == pytest.approx(w["Theoretical Occupancy"])
+        sol = {s["label"]: s["value"] for s in k["speed_of_light"]}
+        assert sol["Compute (SM) Throughput"] == pytest.approx(w["Compute (SM) Throughput"])
+        assert k["rules"] == []  # the summary page carries no rule results
+
+
+def test_launches_without_section_data_say_so(
+    client: TestClient, ingest: Ingest, tmp_path: Path
+) -> None:
+    """A raw page with none of the section metrics (as a trace ingested before them reads)."""
+    text = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Device","CC",'
+        '"gpu__time_duration.sum"\n"","","","","","","","nsecond"\n'
+        '"0","9","python3","h","k0","0","9.0","1000"\n'
+    )
+    path = tmp_path / "plain_raw.csv"
+    path.write_text(text)
+    body = _get(client, ingest(path, path.name))
+    assert body["total"] == 0 and body["kernels"] == []
+    assert "re-ingest" in body["note"]
