@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from dashboard.components.ncu_panel import launch_of, ncu_panel
 from dashboard.figures.ncu import MAX_STALLS, occupancy_figure, sol_figure, stalls_figure
 
