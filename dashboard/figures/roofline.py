@@ -167,6 +167,7 @@ def _point_traces(
                 },
                 hovertext=[_hover(p, label) for p in ps],
                 hovertemplate="%{hovertext}<extra></extra>",
+                customdata=[p["name"] for p in ps],  # a click selects the kernel's ncu sections
             )
         )
     return traces

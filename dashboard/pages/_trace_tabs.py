@@ -13,6 +13,7 @@ from typing import Any
 from dash import html
 from dash.development.base_component import Component
 
+from dashboard.api import ncu as ncu_api
 from dashboard.api import query as query_api
 from dashboard.api import ranges as ranges_api
 from dashboard.api import ranks as ranks_api
@@ -23,6 +24,7 @@ from dashboard.api.views import SORT_KEYS, KernelQuery
 from dashboard.components import notice
 from dashboard.components.analysis_panels import memory_panel, roofline_panel
 from dashboard.components.kernels_panel import GROUPS, kernels_panel
+from dashboard.components.ncu_panel import ncu_panel
 from dashboard.components.overview_panel import overview_panel
 from dashboard.components.query_panel import query_panel
 from dashboard.components.ranges_panel import default_range, ranges_panel
@@ -116,7 +118,12 @@ def _roofline(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
     listed = _try(lambda: list_traces(client, limit=200)) or {"items": []}
     others = [t for t in listed["items"] if t["id"] != tid and t["status"] == "ready"]
     color = "bound" if q.get("color") == "bound" else "precision"
-    return roofline_panel(roofline, overlay, color, vs, others, "trace-roofline")
+    panel = roofline_panel(roofline, overlay, color, vs, others, "trace-roofline")
+    if trace.get("format") != "ncu_csv":
+        return panel
+    sections = _try(lambda: ncu_api.get_ncu_sections(client, tid))
+    card = ncu_panel(sections, roofline.get("points") or [], tid, q, "trace-ncu")
+    return html.Div([panel, card])
 
 
 def _memory(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:

@@ -1,7 +1,7 @@
 """`/traces/<trace_id>`: one trace, in tabs (Overview, Kernels, Roofline, Memory, Ranges, Query).
 
 The URL is the state: `?tab=kernels&group=cpu_op&sort=count&order=asc&q=gemm&page=2`,
-`?tab=roofline&color=bound&vs=<id>`, `?tab=ranges&range=forward&domain=&side=gpu`,
+`?tab=roofline&color=bound&vs=<id>&ncu=<launch>`, `?tab=ranges&range=forward&domain=&side=gpu`,
 `?tab=query&sql=SELECT...`. Tabs are links and every
 control writes the URL (`callback-nav`), so the pages router renders the view again from its
 query; any view can be bookmarked or pasted. While the trace is queued or processing, it polls.
@@ -20,9 +20,11 @@ from dash.development.base_component import Component
 from dash_ag_grid import AgGrid
 
 from dashboard.api.client import ApiError, current_client
+from dashboard.api.ncu import get_ncu_sections
 from dashboard.api.traces import Trace, get_trace
 from dashboard.components import notice, trace_summary
 from dashboard.components.grid import sorted_column
+from dashboard.components.ncu_panel import launch_of
 from dashboard.components.ranges_panel import parse_range_key
 from dashboard.components.status_badge import PENDING, progress_bar
 from dashboard.components.trace_views import TABS, tab_bar
@@ -86,6 +88,7 @@ def _tab_control_ids() -> list[Component]:
                 dcc.Input(id=f"{KERNELS}-search"),
                 dcc.RadioItems(id=f"{ROOFLINE}-color"),
                 dcc.Dropdown(id=f"{ROOFLINE}-vs"),
+                dcc.Graph(id=f"{ROOFLINE}-chart"),
                 dcc.Textarea(id=f"{QUERY}-sql"),
                 html.Button(id=f"{QUERY}-run"),
                 html.Button(id=f"{QUERY}-csv"),
@@ -180,6 +183,27 @@ def roofline_query(color: str | None, vs: str | None, trace_id: str, query: dict
     if {k: v for k, v in new.items() if v} == {k: v for k, v in query.items() if v}:
         raise dash.exceptions.PreventUpdate
     return _href(trace_id, new)
+
+
+@callback(
+    Output(TRACE_DETAIL_URL, "href", allow_duplicate=True),
+    Input(f"{ROOFLINE}-chart", "clickData"),
+    State(TRACE_DETAIL_ID, "data"),
+    State(TRACE_DETAIL_QUERY, "data"),
+    prevent_initial_call=True,
+)
+def roofline_point(click: dict[str, Any] | None, trace_id: str, query: dict[str, str]) -> str:
+    """A clicked point of an ncu trace shows its kernel's Nsight Compute sections."""
+    name = ((click or {}).get("points") or [{}])[0].get("customdata")
+    if not isinstance(name, str):
+        raise dash.exceptions.PreventUpdate
+    try:
+        launch = launch_of(get_ncu_sections(current_client(), trace_id, limit=1000), name)
+    except ApiError as e:  # not an ncu trace: nothing to show
+        raise dash.exceptions.PreventUpdate from e
+    if launch is None or query.get("ncu") == str(launch):
+        raise dash.exceptions.PreventUpdate
+    return _href(trace_id, {**query, "tab": "roofline", "ncu": str(launch)})
 
 
 @callback(

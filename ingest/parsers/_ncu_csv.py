@@ -27,6 +27,7 @@ from ingest.errors import ParseError
 from ingest.events import ParseReport
 from ingest.parsers._csv_arrow import WHITESPACE, CsvSource, Piece
 from ingest.parsers._ncu_metrics import number, unit_factor, unit_kind
+from ingest.parsers._ncu_sections import SectionCollector
 
 Metrics = Mapping[str, float]
 ID_COLUMNS = frozenset(
@@ -55,6 +56,21 @@ LABELS: dict[tuple[str, str], str] = {
     ("Static Shared Memory Per Block", "other"): "launch__shared_mem_per_block_static",
     ("Dynamic Shared Memory Per Block", "other"): "launch__shared_mem_per_block_dynamic",
     ("# SMs", "other"): "device__attribute_multiprocessor_count",
+    # Speed of Light, Occupancy and Warp State labels the sections view reads (`KEEP`)
+    ("L1/TEX Cache Throughput", "%"): "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    ("L2 Cache Throughput", "%"): "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    ("Theoretical Occupancy", "%"): "sm__maximum_warps_per_active_cycle_pct",
+    ("Theoretical Active Warps per SM", "other"): "sm__maximum_warps_avg_per_active_cycle",
+    ("Achieved Active Warps Per SM", "other"): "sm__warps_active.avg.per_cycle_active",
+    ("Block Limit Registers", "other"): "launch__occupancy_limit_registers",
+    ("Block Limit Shared Mem", "other"): "launch__occupancy_limit_shared_mem",
+    ("Block Limit Warps", "other"): "launch__occupancy_limit_warps",
+    ("Block Limit SM", "other"): "launch__occupancy_limit_blocks",
+    ("Block Limit Barriers", "other"): "launch__occupancy_limit_barriers",
+    ("Waves Per SM", "other"): "launch__waves_per_multiprocessor",
+    ("Warp Cycles Per Issued Instruction", "other"): (
+        "smsp__average_warp_latency_per_inst_issued.ratio"
+    ),
 }
 # ncu metric names (`unit__counter.rollup...`) and the section files' helper columns
 # (`derived__...`, `derived_tempMetric0`).
@@ -265,17 +281,30 @@ def _details(
     key_cols = [c for c in header if c in ID_COLUMNS]
     current: Launch | None = None
     current_key: tuple[str, ...] | None = None
+    sections = SectionCollector()
     for key, cells, offset in _long_rows(src, header, line_no, report, key_cols):
         if key != current_key:
             if current is not None:
-                yield current
-            current_key = key
+                yield _with_sections(current, sections, report)
+            current_key, sections = key, SectionCollector()
             current = Launch(ids={c: cells[c] for c in key_cols}, where=f"line {offset}")
         assert current is not None
-        _add_value(current, cells.get("Metric Name", ""), cells.get("Metric Unit", ""),
-                   cells.get("Metric Value", ""))  # fmt: skip
+        sections.add(cells, "Metric Value")
+        _add_value(current, cells.get("Metric Name") or "", cells.get("Metric Unit") or "",
+                   cells.get("Metric Value") or "")  # fmt: skip
     if current is not None:
-        yield current
+        yield _with_sections(current, sections, report)
+
+
+def _with_sections(launch: Launch, sections: SectionCollector, report: ParseReport) -> Launch:
+    """The launch with its section rows in `extra` (`_ncu_sections`)."""
+    launch.extra["ncu_sections"] = sections.result()
+    if sections.dropped and len(report.warnings) < report.max_warnings:
+        report.warnings.append(
+            f"{launch.where}: {sections.dropped} section row(s) past the first "
+            f"{sections.rows} were not kept"
+        )
+    return launch
 
 
 def _summary(
@@ -285,14 +314,16 @@ def _summary(
     key_cols = [c for c in header if c in ID_COLUMNS or c == "Invocations"]
     current: Launch | None = None
     current_key: tuple[str, ...] | None = None
+    sections = SectionCollector()
     for key, cells, offset in _long_rows(src, header, line_no, report, key_cols):
         if key != current_key:
             if current is not None:
-                yield current
-            current_key = key
+                yield _with_sections(current, sections, report)
+            current_key, sections = key, SectionCollector()
             current = Launch(ids={c: cells[c] for c in key_cols}, where=f"line {offset}")
             current.extra = {"aggregate": "average", "invocations": _count(cells["Invocations"])}
         assert current is not None
+        sections.add(cells, "Average")
         name = _add_value(current, cells.get("Metric Name", ""), cells.get("Metric Unit", ""),
                           cells.get("Average", ""))  # fmt: skip
         if name == "gpu__time_duration.sum":
@@ -301,7 +332,7 @@ def _summary(
                 value = number(cells.get(col, ""))
                 current.extra[arg] = None if value is None else value * factor
     if current is not None:
-        yield current
+        yield _with_sections(current, sections, report)
 
 
 def _add_value(launch: Launch, label: str, unit: str, raw: str) -> str | None:

@@ -19,7 +19,8 @@ Event args (the roofline view of the trace pages reads them): ``duration_ns``,
 ``dram_bytes``, ``l1_bytes``, ``l2_bytes`` (bytes per launch), ``achieved_occupancy``,
 ``sm_throughput_pct``, ``mem_throughput_pct`` (%), plus ``grid``, ``block``, ``registers per
 thread``, ``shared memory``, ``static shared memory``, ``dynamic shared memory`` and
-``ncu id``. A key is absent when the CSV lacks the metrics it needs.
+``ncu id``; and for the sections view ``ncu_metrics`` and ``ncu_sections``
+(`_ncu_sections`). A key is absent when the CSV lacks the metrics it needs.
 
 `Device.properties` keys: ``peak_flops_fp64``, ``peak_flops_fp32``, ``peak_flops_fp16``,
 ``peak_flops_tensor`` (dense bf16/fp16 tensor), ``peak_dram_bytes_per_s``, as ncu's roofline
@@ -39,6 +40,7 @@ from ingest.errors import ParseError
 from ingest.events import Device, Event, EventKind, ParseReport, TraceFormat, TraceHeader
 from ingest.parsers import _ncu_csv as table
 from ingest.parsers._ncu_metrics import derived_peaks, device_peaks, launch_args
+from ingest.parsers._ncu_sections import kept_metrics
 from ingest.tools import (
     ExternalTools,
     import_ncu_csv,
@@ -134,6 +136,7 @@ def _to_event(launch: table.Launch, clock: int, report: ParseReport) -> Event | 
     )
     if static is not None or dynamic is not None:
         args["shared memory"] = int((static or 0) + (dynamic or 0))
+    args["ncu_metrics"] = kept_metrics(m) or None
     args.update(launch.extra)
     return Event(
         kind=EventKind.KERNEL,

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 import dashboard.api
 from backend.main import create_app
-from dashboard.api import benchmarks, me, query, ranges, ranks, timeline, traces
+from dashboard.api import benchmarks, me, ncu, query, ranges, ranks, timeline, traces
 from tests.dashboard.api_contract import Contract, components_under, required_keys
 
 # Each response TypedDict and the component schema of the API it mirrors.
@@ -64,6 +64,14 @@ RESPONSE_SCHEMAS: dict[type, str] = {
     ranks.Ranks: "RanksPublic",
     ranks.CollectiveRow: "CollectiveRow",
     ranks.Collectives: "CollectivesPublic",
+    ncu.NcuValue: "NcuValue",
+    ncu.NcuOccupancy: "NcuOccupancy",
+    ncu.NcuMemoryLevel: "NcuMemoryLevel",
+    ncu.NcuRule: "NcuRule",
+    ncu.NcuSectionMetric: "NcuSectionMetric",
+    ncu.NcuSection: "NcuSection",
+    ncu.NcuKernel: "NcuKernel",
+    ncu.NcuSections: "NcuSectionsPublic",
 }
 
 # TypedDicts with no component of their own, and why.
@@ -97,6 +105,7 @@ ROUTES: list[tuple[str, str, type]] = [
     ("get", "/api/v1/traces/{trace_id}/steps/breakdown", ranks.StepBreakdown),
     ("get", "/api/v1/traces/{trace_id}/ranks", ranks.Ranks),
     ("get", "/api/v1/traces/{trace_id}/collectives", ranks.Collectives),
+    ("get", "/api/v1/traces/{trace_id}/ncu", ncu.NcuSections),
 ]
 
 

@@ -1,5 +1,5 @@
-"""Analyses: `/traces/{id}/roofline`, `/memory`, `/findings`, `/steps/breakdown`, `/ranks`,
-`/collectives`, and `/compare?a=&b=`.
+"""Analyses: `/traces/{id}/roofline`, `/ncu`, `/memory`, `/findings`, `/steps/breakdown`,
+`/ranks`, `/collectives`, and `/compare?a=&b=`.
 
 Computed on request from stored rows (`backend.services.analysis`), unlike the summary and
 kernel stats that ingest aggregated once (`trace_aggregates`). Everything the trace and
@@ -13,6 +13,7 @@ from fastapi.responses import PlainTextResponse
 
 from backend.api.deps import SessionDep
 from backend.models.analyses import ComparePublic, FindingsPublic, MemoryPublic, RooflinePublic
+from backend.models.ncu_sections import NcuSectionsPublic
 from backend.models.ranks import CollectivesPublic, RanksPublic, StepBreakdownPublic
 from backend.services import analysis
 
@@ -23,6 +24,19 @@ router = APIRouter(tags=["analyses"])
 def get_roofline(trace_id: str, session: SessionDep, points: bool = True) -> RooflinePublic:
     """Roofs per device and one point per kernel (measured from counters, or estimated)."""
     return analysis.compute_roofline(session=session, trace_id=trace_id, with_points=points)
+
+
+@router.get("/traces/{trace_id}/ncu")
+def get_ncu_sections(
+    trace_id: str,
+    session: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    kernel: Annotated[int | None, Query(ge=0, description="One launch, by its ncu ID.")] = None,
+) -> NcuSectionsPublic:
+    """Nsight Compute sections per kernel launch: SOL, occupancy, memory, stalls, rules."""
+    return analysis.compute_ncu_sections(
+        session=session, trace_id=trace_id, limit=limit, ncu_id=kernel
+    )
 
 
 @router.get("/traces/{trace_id}/memory")

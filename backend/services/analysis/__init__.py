@@ -2,7 +2,7 @@
 
 Public surface: `compute_roofline`, `compute_memory`, `compute_findings`, `compute_compare`,
 `compute_ranges`, `compute_range_durations`, `compute_graphs`, `compute_step_breakdown`,
-`compute_ranks`, `compute_collectives`.
+`compute_ranks`, `compute_collectives`, `compute_ncu_sections`.
 """
 
 from backend.services.analysis.collectives import compute_collectives
@@ -10,6 +10,7 @@ from backend.services.analysis.compare import compute_compare
 from backend.services.analysis.findings import compute_findings
 from backend.services.analysis.graphs import compute_graphs
 from backend.services.analysis.memory import compute_memory
+from backend.services.analysis.ncu_sections import compute_ncu_sections
 from backend.services.analysis.ranges import compute_range_durations, compute_ranges
 from backend.services.analysis.ranks import compute_ranks
 from backend.services.analysis.roofline import compute_roofline
@@ -21,6 +22,7 @@ __all__ = [
     "compute_findings",
     "compute_graphs",
     "compute_memory",
+    "compute_ncu_sections",
     "compute_range_durations",
     "compute_ranges",
     "compute_ranks",
