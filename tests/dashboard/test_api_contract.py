@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 import dashboard.api
 from backend.main import create_app
-from dashboard.api import benchmarks, me, query, timeline, traces
+from dashboard.api import benchmarks, me, memory_ops, query, timeline, traces
 from tests.dashboard.api_contract import Contract, components_under, required_keys
 
 # Each response TypedDict and the component schema of the API it mirrors.
@@ -49,6 +49,11 @@ RESPONSE_SCHEMAS: dict[type, str] = {
     query.QueryColumn: "QueryColumn",
     query.QueryView: "QueryView",
     query.QuerySchema: "QuerySchemaPublic",
+    memory_ops.MemoryDevice: "MemoryDevice",
+    memory_ops.MemoryOpRow: "MemoryOpRow",
+    memory_ops.MemoryOps: "MemoryOpsPublic",
+    memory_ops.MemoryPeakRow: "MemoryPeakRow",
+    memory_ops.MemoryPeak: "MemoryPeakPublic",
 }
 
 # TypedDicts with no component of their own, and why.
@@ -76,6 +81,8 @@ ROUTES: list[tuple[str, str, type]] = [
     ("get", "/api/v1/traces/{trace_id}/timeline/gaps", timeline.Gaps),
     ("post", "/api/v1/traces/{trace_id}/query", query.QueryResult),
     ("get", "/api/v1/traces/{trace_id}/query/schema", query.QuerySchema),
+    ("get", "/api/v1/traces/{trace_id}/memory/ops", memory_ops.MemoryOps),
+    ("get", "/api/v1/traces/{trace_id}/memory/peak", memory_ops.MemoryPeak),
 ]
 
 
