@@ -1,7 +1,8 @@
 """Memory by op: `/traces/{id}/memory/ops` and `/traces/{id}/memory/peak` (issue #21 §7).
 
 Bytes are the allocator's (`[memory]` events' `Bytes`); times are absolute ns, like every
-event's `start_ns`. An op is named by its `cpu_op` name; `stack` is its Python frames
+event's `start_ns`. A row is an op (`kind` "op": a `cpu_op`), a `record_function` range
+("range") or the memory events inside neither ("none"); `stack` is its Python frames
 (outermost first) when the rows are grouped by stack, else empty.
 """
 
@@ -31,6 +32,7 @@ class MemoryOpRow(SQLModel):
     """
 
     name: str
+    kind: str
     stack: list[str]
     allocs: int
     alloc_bytes: int
@@ -67,6 +69,7 @@ class MemoryPeakRow(SQLModel):
     """The allocations one op (or op and stack) made that were live at the peak."""
 
     name: str
+    kind: str
     stack: list[str]
     allocations: int
     bytes: int

@@ -28,6 +28,7 @@ class MemoryDevice(TypedDict):
 
 class MemoryOpRow(TypedDict):
     name: str
+    kind: str
     stack: list[str]
     allocs: int
     alloc_bytes: int
@@ -62,6 +63,7 @@ class MemoryOps(TypedDict):
 
 class MemoryPeakRow(TypedDict):
     name: str
+    kind: str
     stack: list[str]
     allocations: int
     bytes: int

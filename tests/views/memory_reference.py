@@ -1,9 +1,11 @@
 """Memory by op, computed straight from a Kineto JSON file: the tests' independent answer.
 
 No perfdash code: the file is read with `json` (`Decimal` times, so µs become exact ns),
-each `[memory]` event is given to the innermost `cpu_op` of its own thread by brute force
-(every op whose [ts, ts + dur) holds the event, the latest-starting one, the shortest on a
-tie), and allocations are paired with frees by `Addr` in time order (file order on a tie).
+each `[memory]` event is given to the innermost `cpu_op` or `user_annotation` of its own
+thread by brute force (every one whose [ts, ts + dur) holds the event, the latest-starting
+one, the shortest on a tie), and allocations are paired with frees by `Addr` in time order
+(file order on a tie). With `stacks`, a row is (op name, the `python_function` names on the
+op's thread whose range holds the op's start, outermost first).
 """
 
 from __future__ import annotations
@@ -41,10 +43,10 @@ def _on_device(args: dict[str, Any], device: int) -> bool:
 
 @dataclass
 class Expected:
-    """Per op name: [allocs, alloc_bytes, frees, free_bytes, held_bytes, peak_bytes]."""
+    """Per op: [allocs, alloc_bytes, frees, free_bytes, held_bytes, peak_bytes]."""
 
-    ops: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0] * 6))
-    peak: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    ops: dict[Any, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0] * 6))
+    peak: dict[Any, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
     events: int = 0
     outside: int = 0
     unmatched: list[int] = field(default_factory=list)
@@ -52,8 +54,21 @@ class Expected:
     peak_allocated: int = 0
 
 
-def _owners(events: list[dict[str, Any]], mems: list[dict[str, Any]]) -> list[str]:
-    ops = [e for e in events if e.get("cat") == "cpu_op" and e.get("ph") == "X"]
+def _stack(events: list[dict[str, Any]], op: dict[str, Any]) -> tuple[str, ...]:
+    t = _ns(op["ts"])
+    frames = [
+        e for e in events
+        if e.get("cat") == "python_function" and (e["pid"], e["tid"]) == (op["pid"], op["tid"])
+        and _ns(e["ts"]) <= t < _ns(e["ts"]) + _ns(e["dur"])
+    ]  # fmt: skip
+    frames.sort(key=lambda e: (_ns(e["ts"]), -_ns(e["dur"])))
+    return tuple(e["name"] for e in frames)
+
+
+def _owners(events: list[dict[str, Any]], mems: list[dict[str, Any]], stacks: bool) -> list[Any]:
+    ops = [
+        e for e in events if e.get("cat") in ("cpu_op", "user_annotation") and e.get("ph") == "X"
+    ]
     by_thread: dict[tuple[Any, Any], list[int]] = defaultdict(list)
     for i, e in enumerate(ops):
         by_thread[(e["pid"], e["tid"])].append(i)
@@ -75,12 +90,14 @@ def _owners(events: list[dict[str, Any]], mems: list[dict[str, Any]]) -> list[st
             out.append(OUTSIDE)
             continue
         best = min(hold, key=lambda j: (-starts[j], ends[j] - starts[j]))
-        out.append(ops[idx[best]]["name"])
+        op = ops[idx[best]]
+        out.append((op["name"], _stack(events, op)) if stacks else op["name"])
     return out
 
 
-def expected(source: Path | bytes, device: int) -> Expected:
-    """The per-op and at-peak answer for one device (-1: host memory) of one file."""
+def expected(source: Path | bytes, device: int, stacks: bool = False) -> Expected:
+    """The per-op and at-peak answer for one device (-1: host memory) of one file, keyed by
+    op name, or by (name, stack) with `stacks` (the row outside any op: (OUTSIDE, ()))."""
     events = load(source)["traceEvents"]
     order = [
         (i, e)
@@ -89,18 +106,20 @@ def expected(source: Path | bytes, device: int) -> Expected:
     ]
     order.sort(key=lambda ie: (_ns(ie[1]["ts"]), ie[0]))
     mems = [e for _, e in order]
-    owners = _owners(events, mems)
+    owners = _owners(events, mems, stacks)
+    outside: Any = (OUTSIDE, ()) if stacks else OUTSIDE
+    owners = [outside if o == OUTSIDE else o for o in owners]
     out = Expected(events=len(mems))
     best = None
     for k, m in enumerate(mems):
         total = m["args"]["Total Allocated"]
         if best is None or total > best:
             best, out.peak_ts_ns, out.peak_allocated, peak_index = total, _ns(m["ts"]), total, k
-    open_: dict[int, tuple[int, str, int]] = {}  # addr -> (index, owner, bytes)
+    open_: dict[int, tuple[int, Any, int]] = {}  # addr -> (index, owner, bytes)
     blocks: list[list[Any]] = []  # [index, owner, bytes, free_index]
     for k, (m, owner) in enumerate(zip(mems, owners, strict=True)):
         size, addr = m["args"]["Bytes"], m["args"]["Addr"]
-        out.outside += owner == OUTSIDE and size != 0
+        out.outside += owner == outside and size != 0
         if size > 0:
             if addr in open_:
                 blocks[open_[addr][0]][3] = k

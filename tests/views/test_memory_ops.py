@@ -9,6 +9,7 @@ memory, other GPUs) on both SQL engines, and the bad inputs get their 4xx.
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ SAMPLE = REPO / "backend" / "sample_data"
 TRACES = {
     "train_step": (DATA / "torch" / "h200_train_step.pt.trace.json.gz", 0),
     "gpt_small": (DATA / "torch" / "h200_gpt_small.pt.trace.json.gz", 0),
+    "ops_stack": (DATA / "torch" / "h200_ops_stack.pt.trace.json.gz", 0),
     "synthetic": (SAMPLE / "synthetic_train_8gpu_rank0.pt.trace.json.gz", 0),
     "hta_two_threads": (CORPUS / "kineto" / "hta__df_index_resolver_rank1_of_2.json.gz", 1),
 }  # fmt: skip
@@ -211,8 +213,8 @@ HAND_MADE = [
     _mem(35, 50, 0xE, 1414, tid=3),  # no op on thread 3: outside; the peak
     _mem(50, -100, 0xA, 1314),  # at outer's end and add's start: aten::add
     _mem(55, 300, 0xB, 1414),  # 0xB again: its first block's free was not recorded
-    _mem(70, -64, 0x99, 1350),  # allocated before the trace; inside no op
-    _mem(80, -1000, 0xD, 350, tid=2),  # after aten::mm: outside
+    _mem(70, -64, 0x99, 1350),  # allocated before the trace; in ProfilerStep#1 only
+    _mem(80, -1000, 0xD, 350, tid=2),  # after aten::mm, in no range: outside
 ]
 
 
@@ -231,11 +233,16 @@ def test_rules_on_a_hand_made_trace(client: TestClient, ingest: Ingest) -> None:
         "aten::outer": (1, 200, 0, 0, 200, 0, 200),
         "aten::mm": (1, 1000, 0, 0, 1000, 0, 1000),
         "aten::add": (1, 300, 1, 100, 200, 300, 0),
-        OUTSIDE: (1, 50, 2, 1064, -1014, 50, 50),
+        "ProfilerStep#1": (0, 0, 1, 64, -64, 0, 0),  # a range, not an op: kind "range"
+        OUTSIDE: (1, 50, 1, 1000, -950, 50, 50),
+    }
+    kinds = {n: r["kind"] for n, r in rows.items()}
+    assert kinds == {"ProfilerStep#1": "range", OUTSIDE: "none"} | {
+        n: "op" for n in ("aten::empty", "aten::outer", "aten::mm", "aten::add")
     }
     assert (body["events"], body["allocs"], body["frees"]) == (8, 5, 3)
     assert (body["unmatched_frees"], body["unmatched_free_bytes"]) == (1, 64)
-    assert body["outside_op_events"] == 3
+    assert body["outside_op_events"] == 2
     assert body["has_stacks"] is True
     assert body["devices"] == [
         {"rank": None, "device": 0},
@@ -275,6 +282,7 @@ def test_stacks_on_a_hand_made_trace(client: TestClient, ingest: Ingest) -> None
         "aten::outer": frames,
         "aten::add": frames[:1],
         "aten::mm": [],
+        "ProfilerStep#1": [],
         OUTSIDE: [],
     }
     peak = client.get(f"{API}/{trace_id}/memory/peak", params=params).json()
@@ -290,3 +298,73 @@ def test_a_trace_without_memory_events(client: TestClient, ingest: Ingest) -> No
         assert "profile_memory=True" in body["note"]
     body = client.get(f"{API}/{trace_id}/memory/ops", params={"device": 0})
     assert body.status_code == 200  # nothing to choose from: the same empty answer
+
+
+def test_stacks_equal_the_raw_file(world: World) -> None:
+    """`with_stack`: rows per (op, Python frames open at the op's start on its thread)."""
+    trace_id = _trace(world, "ops_stack")
+    path, device = TRACES["ops_stack"]
+    want = expected(path, device, stacks=True)
+    params = {"device": device, "group": "stack", "limit": 1000}
+    body = world.get(f"{API}/{trace_id}/memory/ops", **params)
+    assert body["has_stacks"] is True and body["group"] == "stack"
+    got = {
+        (r["name"], tuple(r["stack"])): [r["allocs"], r["alloc_bytes"], r["frees"],
+                                         r["free_bytes"], r["held_bytes"], r["peak_bytes"]]
+        for r in body["items"]
+    }  # fmt: skip
+    assert got == dict(want.ops)
+    assert any(len(stack) > 3 for _, stack in got)  # real stacks, several frames deep
+    peak = world.get(f"{API}/{trace_id}/memory/peak", **params)
+    assert {(r["name"], tuple(r["stack"])): [r["allocations"], r["bytes"]]
+            for r in peak["items"]} == dict(want.peak)  # fmt: skip
+
+
+def _torch_self_memory(field_name: str) -> dict[str, int]:
+    """torch's `key_averages()` self memory per name (its CPU and CUDA entries summed)."""
+    doc = json.loads((DATA / "torch" / "h200_ops_stack.memory.json").read_text())
+    out: dict[str, int] = {}
+    for e in doc["entries"]:
+        out[e["name"]] = out.get(e["name"], 0) + e[field_name]
+    return {k: v for k, v in out.items() if v}
+
+
+@pytest.mark.parametrize(
+    ("device", "field_name"), [(0, "self_device_memory_usage"), (-1, "self_cpu_memory_usage")]
+)
+def test_self_memory_equals_torch_key_averages(world: World, device: int, field_name: str) -> None:
+    """Net bytes of each op's own events against torch's self memory per op name.
+
+    torch folds `ProfilerStep#N` into `ProfilerStep*`. It counts a range's memory from every
+    thread's events in its time (only its children are same-thread), so the step, which holds
+    the backward pass run by the autograd thread, differs from the per-thread answer by the net
+    bytes of the other threads' events inside the steps (computed here from the raw file)."""
+    trace_id = _trace(world, "ops_stack")
+    body = world.get(f"{API}/{trace_id}/memory/ops", device=device, limit=1000)
+    ours: dict[str, int] = {}
+    for r in body["items"]:
+        name = "ProfilerStep*" if r["name"].startswith("ProfilerStep#") else r["name"]
+        ours[name] = ours.get(name, 0) + r["self_net_bytes"]
+    ours = {k: v for k, v in ours.items() if v}
+    torch_self = _torch_self_memory(field_name)
+    assert OUTSIDE not in ours  # every event of this trace is inside an op or a range
+    same = {k for k in ours.keys() | torch_self.keys() if ours.get(k) == torch_self.get(k)}
+    differ = (ours.keys() | torch_self.keys()) - same
+    events = json.loads(gzip.decompress(TRACES["ops_stack"][0].read_bytes()))["traceEvents"]
+    other_thread = 0
+    steps = [e for e in events if e.get("cat") == "user_annotation"
+             and e["name"].startswith("ProfilerStep#")]  # fmt: skip
+    assert len(steps) == 2
+    for step in steps:
+        lo, hi = step["ts"], step["ts"] + step["dur"]
+        other_thread += sum(
+            m["args"]["Bytes"] for m in events
+            if m.get("name") == "[memory]" and m["tid"] != step["tid"]
+            and lo <= m["ts"] <= hi and (m["args"]["Device Type"] == 0) == (device == -1)
+        )  # fmt: skip
+    if other_thread:
+        assert differ == {"ProfilerStep*"}
+        assert torch_self.get("ProfilerStep*", 0) - ours.get("ProfilerStep*", 0) == other_thread
+    else:
+        assert differ == set()
+    assert len(same) >= (15 if device == 0 else 2)

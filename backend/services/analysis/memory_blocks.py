@@ -2,22 +2,26 @@
 
 A `[memory]` event carries the signed size of one allocation (`Bytes` > 0) or free (< 0) and
 its address; a free closes the open allocation at the same address. An event belongs to
-the innermost `cpu_op` on its own thread whose half-open range [start, end) holds the
-event's time, as in TensorBoard's memory view (torch_tb_profiler `MemoryParser`): the
-half-open end keeps an event on the boundary of two ops out of the first. Events inside no
-op keep `op = None`. With `with_stack`, an op's stack is the `python_function` frames on
-its thread open at its start, outermost first.
+the innermost op on its own thread whose half-open range [start, end) holds the event's
+time, as in TensorBoard's memory view (torch_tb_profiler `MemoryParser`): the half-open end
+keeps an event on the boundary of two ops out of the first. "Op" means a `cpu_op` or a
+`record_function` range (kind `annotation`: `ProfilerStep#N`, `Optimizer.step#...`), as in
+torch's `key_averages()`, whose `self_device_memory_usage` counts the memory an annotation
+holds outside its children (TensorBoard drops those events). Events inside neither keep
+`op = None`. With `with_stack`, an op's stack is the `python_function` frames on its thread
+open at its start, outermost first.
 
 The peak is the device's highest `Total Allocated` (first reached), the same instant the
 Memory tab reports; traces without that field use the running sum of `Bytes`.
 
-Public surface: `DeviceBlocks`, `Block`, `OpRef`, `load_blocks`, `devices_with_memory`.
+Public surface: `DeviceBlocks`, `Block`, `OpRef`, `OP_KINDS`, `load_blocks`,
+`devices_with_memory`.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from backend.models import Trace
@@ -46,23 +50,27 @@ WITH threads AS (
   SELECT DISTINCT pid, tid FROM {{events}}
   WHERE kind = 'memory' AND rank IS NOT DISTINCT FROM ? AND {_DEVICE} = ?
 )
-SELECT e.id, e.name, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.pid, e.tid
+SELECT e.id, e.name, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.pid, e.tid, e.kind
 FROM {{events}} e SEMI JOIN threads t
   ON e.pid IS NOT DISTINCT FROM t.pid AND e.tid IS NOT DISTINCT FROM t.tid
-WHERE e.kind = ? AND e.rank IS NOT DISTINCT FROM ? AND e.start_ns <= ? AND e.start_ns + e.dur_ns > ?
+WHERE list_contains(?, e.kind) AND e.rank IS NOT DISTINCT FROM ?
+  AND e.start_ns <= ? AND e.start_ns + e.dur_ns > ?
 """
 
 Thread = tuple[int | None, int | None]
+OP_KINDS = ("cpu_op", "annotation")
+Span = tuple[int, str, int, int, str]  # id, name, start, end, kind
 
 
 @dataclass(frozen=True, slots=True)
 class OpRef:
-    """The op an event belongs to: its event id, name and start."""
+    """The op an event belongs to: its event id, name, start and kind (`OP_KINDS`)."""
 
     id: int
     name: str
     start_ns: int
     thread: Thread
+    kind: str
 
 
 @dataclass(slots=True)
@@ -106,15 +114,13 @@ def devices_with_memory(trace: Trace) -> list[tuple[int | None, int]]:
     return [(r, int(d)) for r, d in read_events(trace, _DEVICES_SQL)]
 
 
-def _innermost(
-    spans: list[tuple[int, str, int, int]], times: Iterable[int]
-) -> Iterator[list[tuple[int, str, int, int]]]:
+def _innermost(spans: list[Span], times: Iterable[int]) -> Iterator[list[Span]]:
     """For each time (ascending), the spans open at it, outermost first.
 
-    `spans` are (id, name, start, end), sorted by start then longest first, so a parent
+    `spans` are sorted by start then longest first, so a parent
     is pushed before a child that starts with it. A span holds t when start <= t < end.
     """
-    stack: list[tuple[int, str, int, int]] = []
+    stack: list[Span] = []
     i, n = 0, len(spans)
     for t in times:
         while i < n and spans[i][2] <= t:
@@ -129,12 +135,12 @@ def _innermost(
 
 
 def _spans_by_thread(
-    trace: Trace, kind: str, rank: int | None, device: int, lo: int, hi: int
-) -> dict[Thread, list[tuple[int, str, int, int]]]:
-    rows = read_events(trace, _SPANS_SQL, (rank, device, kind, rank, hi, lo))
-    out: dict[Thread, list[tuple[int, str, int, int]]] = defaultdict(list)
-    for eid, name, start, end, pid, tid in rows:
-        out[(pid, tid)].append((eid, name, start, end))
+    trace: Trace, kinds: Sequence[str], rank: int | None, device: int, lo: int, hi: int
+) -> dict[Thread, list[Span]]:
+    rows = read_events(trace, _SPANS_SQL, (rank, device, list(kinds), rank, hi, lo))
+    out: dict[Thread, list[Span]] = defaultdict(list)
+    for eid, name, start, end, pid, tid, kind in rows:
+        out[(pid, tid)].append((eid, name, start, end, kind))
     for spans in out.values():
         spans.sort(key=lambda s: (s[2], -s[3], s[0]))
     return out
@@ -147,7 +153,7 @@ def _attribute(
     if not rows:
         return {}
     lo, hi = min(r[1] for r in rows), max(r[1] for r in rows)
-    ops = _spans_by_thread(trace, "cpu_op", rank, device, lo, hi)
+    ops = _spans_by_thread(trace, OP_KINDS, rank, device, lo, hi)
     by_thread: dict[Thread, list[tuple[int, int]]] = defaultdict(list)
     for eid, t, thread in rows:
         by_thread[thread].append((t, eid))
@@ -157,8 +163,8 @@ def _attribute(
         spans = ops.get(thread, [])
         for (_, eid), open_ in zip(events, _innermost(spans, [t for t, _ in events]), strict=True):
             if open_:
-                sid, name, start, _ = open_[-1]
-                out[eid] = OpRef(sid, name, start, thread)
+                sid, name, start, _, kind = open_[-1]
+                out[eid] = OpRef(sid, name, start, thread, kind)
     return out
 
 
@@ -172,7 +178,7 @@ def _stacks(
     if not by_thread:
         return {}
     starts = [o.start_ns for ops_ in by_thread.values() for o in ops_]
-    frames = _spans_by_thread(trace, "python", rank, device, min(starts), max(starts) + 1)
+    frames = _spans_by_thread(trace, ("python",), rank, device, min(starts), max(starts) + 1)
     out: dict[int, tuple[str, ...]] = {}
     for thread, ops_ in by_thread.items():
         ops_.sort(key=lambda o: o.start_ns)

@@ -1,10 +1,11 @@
 """Memory by op: what each op allocated and freed, and who held the memory at the peak.
 
 Built on `memory_blocks` (allocations paired with their frees by address, each event given
-to the innermost `cpu_op` of its thread). Grouping by stack splits an op's row by the
-Python frames open when the op started (`with_stack` traces; elsewhere every stack is
-empty). Events inside no op are the row `OUTSIDE`: in torch these are mostly frees when
-Python drops the last reference to a tensor between ops.
+to the innermost op or `record_function` range of its thread). A row's `kind` says which:
+`op`, `range`, or `none` for the row `OUTSIDE` (events inside neither: in torch, mostly
+frees when Python drops the last reference to a tensor outside any range). Grouping by
+stack splits a row by the Python frames open when the op started (`with_stack` traces;
+elsewhere every stack is empty).
 
 Public surface: `compute_memory_ops`, `compute_memory_peak`, `OPS_SORTS`, `OUTSIDE`.
 """
@@ -49,7 +50,8 @@ OPS_SORTS: dict[str, Callable[[MemoryOpRow], tuple[int | str, ...]]] = {
     "peak_bytes": lambda r: (-r.peak_bytes, r.name),
     "name": lambda r: (r.name,),
 }
-Key = tuple[str, tuple[str, ...]]
+Key = tuple[str, str, tuple[str, ...]]  # kind, name, stack
+KINDS = {"cpu_op": "op", "annotation": "range"}
 
 
 @dataclass(slots=True)
@@ -84,8 +86,8 @@ def _target(session: Session, trace_id: str, rank: int | None, device: int | Non
 
 def _key(op: OpRef | None, blocks: DeviceBlocks, by_stack: bool) -> Key:
     if op is None:
-        return (OUTSIDE, ())
-    return (op.name, blocks.stacks.get(op.id, ()) if by_stack else ())
+        return ("none", OUTSIDE, ())
+    return (KINDS[op.kind], op.name, blocks.stacks.get(op.id, ()) if by_stack else ())
 
 
 def _live_at_peak(block: Block, peak: int) -> bool:
@@ -98,7 +100,7 @@ def _op_rows(blocks: DeviceBlocks, by_stack: bool) -> list[MemoryOpRow]:
     def row(key: Key) -> MemoryOpRow:
         if key not in rows:
             rows[key] = MemoryOpRow(
-                name=key[0], stack=list(key[1]), allocs=0, alloc_bytes=0,
+                name=key[1], kind=key[0], stack=list(key[2]), allocs=0, alloc_bytes=0,
                 largest_alloc_bytes=0, frees=0, free_bytes=0, self_net_bytes=0,
                 held_bytes=0, peak_bytes=0,
             )  # fmt: skip
@@ -177,7 +179,7 @@ def _peak_rows(blocks: DeviceBlocks, by_stack: bool) -> list[MemoryPeakRow]:
             continue
         key = _key(b.op, blocks, by_stack)
         r = rows.get(key) or MemoryPeakRow(
-            name=key[0], stack=list(key[1]), allocations=0, bytes=0, largest_bytes=0,
+            name=key[1], kind=key[0], stack=list(key[2]), allocations=0, bytes=0, largest_bytes=0,
             share_pct=0.0,
         )  # fmt: skip
         rows[key] = r
