@@ -10,6 +10,7 @@ Public surface: `memory_ops_panel`, `memory_ops_query`, `MemoryOpsQuery`, `OPS_S
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +34,8 @@ OPS_SORTS = (
 )
 GROUPS = (("op", "op"), ("stack", "op and Python stack"))
 STACK_FRAMES = 3  # innermost frames shown in a cell; the tooltip has them all
-SEP = " \u203a "  # a single right-pointing angle quote between frames
+SEP = " \u203a "  # between frames, outermost first (the tooltip)
+INNER_SEP = " \u2039 "  # between frames, innermost first (the cell)
 MIN_WINDOW_NS = 20_000
 
 
@@ -77,13 +79,29 @@ def _device_label(d: MemoryDevice) -> str:
     return name if d["rank"] is None else f"{name} (rank {d['rank']})"
 
 
+_BUILTIN = re.compile(r"<built-in (?:method|function) ([^ >]+)[^>]*>")
+
+
+def _short_frame(frame: str) -> str:
+    """`torch/nn/modules/linear.py(125): forward` as `linear.py(125): forward`, and
+    `<built-in method layer_norm of type object at 0x7f...>` as `layer_norm()`."""
+    builtin = _BUILTIN.fullmatch(frame)
+    if builtin:
+        return builtin.group(1) + "()"
+    where, colon, func = frame.partition(": ")
+    return where.rsplit("/", 1)[-1] + colon + func
+
+
 def _stack_cell(stack: Sequence[str]) -> tuple[str, str]:
-    """The innermost frames (outermost first, as Python prints them) and the full stack."""
+    """The innermost frames, innermost first and without their folders (the most specific
+    frame must survive a narrow cell), and the whole stack outermost first, as Python
+    prints a traceback, for the tooltip."""
     if not stack:
         return "—", "no Python frames recorded"
-    shown = list(stack[-STACK_FRAMES:])
-    text = SEP.join(shown)
-    return ("\u2026" + SEP + text if len(stack) > STACK_FRAMES else text), SEP.join(stack)
+    shown = [_short_frame(f) for f in reversed(stack[-STACK_FRAMES:])]
+    text = INNER_SEP.join(shown)
+    more = INNER_SEP + "\u2026" if len(stack) > STACK_FRAMES else ""
+    return text + more, SEP.join(stack)
 
 
 def _choice(
@@ -99,13 +117,14 @@ def _choice(
 def _controls(
     trace_id: str, body: MemoryOps | MemoryPeak, query: MemoryOpsQuery, sorts: bool
 ) -> html.Div:
+    """Device and grouping (they set both tables) with the peak; the sort with the ops."""
     devices = body["devices"]
     rows = []
-    if len(devices) > 1:
+    if not sorts and len(devices) > 1:
         opts = [(str(d["device"]), _device_label(d)) for d in devices]
         hrefs = {str(d["device"]): query.link(trace_id, device=d["device"]) for d in devices}
         rows.append(_choice("Device", opts, str(body["device"]), hrefs))
-    if body["has_stacks"]:
+    if not sorts and body["has_stacks"]:
         hrefs = {k: query.link(trace_id, group=k) for k, _ in GROUPS}
         rows.append(_choice("Rows per", GROUPS, query.group, hrefs))
     if sorts:
@@ -114,18 +133,24 @@ def _controls(
     return html.Div(rows, className="memory-ops-controls")
 
 
-def _name_cells(name: str, stack: Sequence[str], with_stack: bool) -> JSON:
-    row = {"name": name, "name_full": name}
+KIND_LABELS = {"op": "op", "range": "range", "none": "—"}
+
+
+def _name_cells(name: str, kind: str, stack: Sequence[str], with_stack: bool) -> JSON:
+    row = {"name": name, "name_full": name, "kind": KIND_LABELS.get(kind, kind)}
     if with_stack:
         row["stack"], row["stack_full"] = _stack_cell(stack)
     return row
 
 
 def _name_columns(with_stack: bool) -> list[GridColumn]:
-    cols = [GridColumn("name", "Op", text=True, tooltip_field="name_full", width=260)]
+    cols = [
+        GridColumn("name", "Op or range", text=True, tooltip_field="name_full", width=240),
+        GridColumn("kind", "Kind"),
+    ]
     if with_stack:
-        cols.append(GridColumn("stack", "Python stack", text=True, tooltip_field="stack_full",
-                               width=420))  # fmt: skip
+        header = "Python stack (innermost first)"
+        cols.append(GridColumn("stack", header, text=True, tooltip_field="stack_full", width=340))
     return cols
 
 
@@ -173,7 +198,7 @@ def _peak_section(
 ) -> html.Section:
     with_stack = peak["group"] == "stack"
     rows = [
-        _name_cells(r["name"], r["stack"], with_stack)
+        _name_cells(r["name"], r["kind"], r["stack"], with_stack)
         | {
             "bytes": format_bytes(r["bytes"]),
             "share": format_pct(r["share_pct"]),
@@ -192,7 +217,9 @@ def _peak_section(
     shown = f"top {len(rows)} of {peak['count']}" if peak["count"] > len(rows) else "all"
     return html.Section(
         [
-            html.H2(f"Top allocators at the peak ({_device_label(_current(peak))})"),
+            html.H2(
+                f"Top allocators at the peak ({_device_label(_current(peak))}{_grouping(peak)})"
+            ),
             _peak_summary(trace_id, peak, start_ns, duration_ns),
             _controls(trace_id, peak, query, sorts=False),
             html.Div(
@@ -205,6 +232,10 @@ def _peak_section(
     )
 
 
+def _grouping(body: MemoryOps | MemoryPeak) -> str:
+    return ", rows per op and Python stack" if body["group"] == "stack" else ""
+
+
 def _current(body: MemoryOps | MemoryPeak) -> MemoryDevice:
     return {"rank": body["rank"], "device": body["device"] if body["device"] is not None else 0}
 
@@ -214,7 +245,7 @@ def _ops_section(
 ) -> html.Section:
     with_stack = ops["group"] == "stack"
     rows = [
-        _name_cells(r["name"], r["stack"], with_stack)
+        _name_cells(r["name"], r["kind"], r["stack"], with_stack)
         | {
             "allocs": format_count(r["allocs"]),
             "alloc_bytes": format_bytes(r["alloc_bytes"]),
@@ -229,23 +260,23 @@ def _ops_section(
     ]
     cols = [
         *_name_columns(with_stack),
-        GridColumn("allocs", "Allocations"),
         GridColumn("alloc_bytes", "Allocated"),
-        GridColumn("largest", "Largest"),
-        GridColumn("frees", "Frees"),
-        GridColumn("free_bytes", "Freed"),
-        GridColumn("net", "Net (self)"),
-        GridColumn("held", "Held at end"),
         GridColumn("peak", "Live at peak"),
+        GridColumn("held", "Held at end"),
+        GridColumn("net", "Net (self)"),
+        GridColumn("free_bytes", "Freed"),
+        GridColumn("allocs", "Allocations"),
+        GridColumn("frees", "Frees"),
+        GridColumn("largest", "Largest"),
     ]
     shown = f"top {len(rows)} of {ops['count']}" if ops["count"] > len(rows) else "all"
     notes = [
         f"{format_count(ops['events'])} memory events, {format_count(ops['allocs'])} "
         f"allocations ({format_bytes(ops['alloc_bytes'])}), {format_count(ops['frees'])} frees "
         f"({format_bytes(ops['free_bytes'])}); {shown} rows. Each event belongs to the "
-        "innermost CPU op of its thread; frees made by Python between ops are "
-        "\u201c(outside any op)\u201d. Frees and Net are the frees made inside the op (Net "
-        "is torch's self memory); Held and Live count the op's own allocations."
+        "innermost CPU op or record_function range open on its thread; events in neither "
+        "are \u201c(outside any op)\u201d. Frees and Net count what happened inside the "
+        "row (Net is torch's self memory); Held and Live count the row's own allocations."
     ]
     if ops["unmatched_frees"]:
         notes.append(
@@ -255,7 +286,7 @@ def _ops_section(
         )
     return html.Section(
         [
-            html.H2(f"Memory by op ({_device_label(_current(ops))})"),
+            html.H2(f"Memory by op ({_device_label(_current(ops))}{_grouping(ops)})"),
             _controls(trace_id, ops, query, sorts=True),
             html.Div(notes, className="muted"),
             data_grid(f"{id_prefix}-ops-grid", cols, rows),
