@@ -17,12 +17,14 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.engine import Engine
 
-from backend.core.config import get_settings
+from backend.core.config import Settings, get_settings
 from backend.core.db import get_engine
 from backend.main import create_app
+from backend.services.loading import ingest_trace
 from tests.conftest import CORPUS, DATA, REPO, fresh_database, settings_on
-from tests.factories import Ingest, upload_and_ingest
+from tests.factories import Ingest, upload, upload_and_ingest
 from tests.views.memory_reference import OUTSIDE, expected
 
 SAMPLE = REPO / "backend" / "sample_data"
@@ -368,3 +370,26 @@ def test_self_memory_equals_torch_key_averages(world: World, device: int, field_
     else:
         assert differ == set()
     assert len(same) >= (15 if device == 0 else 2)
+
+
+def _rank_doc(rank: int, nbytes: int) -> tuple[str, bytes]:
+    events = [_x("cpu_op", f"aten::op_rank{rank}", 10, 10), _mem(12, nbytes, 0xA, nbytes)]
+    doc = {"traceEvents": events, "distributedInfo": {"rank": rank, "world_size": 2}}
+    return f"rank{rank}.pt.trace.json", json.dumps(doc).encode()
+
+
+def test_ranks_are_kept_apart(client: TestClient, engine: Engine, settings: Settings) -> None:
+    """Two ranks' files in one trace: each (rank, device) is its own allocator."""
+    trace_id = str(upload(client, [_rank_doc(0, 100), _rank_doc(1, 300)])["id"])
+    assert ingest_trace(engine=engine, settings=settings, trace_id=trace_id) == "ready"
+    url = f"{API}/{trace_id}/memory/ops"
+    first = client.get(url).json()
+    assert first["devices"] == [{"rank": 0, "device": 0}, {"rank": 1, "device": 0}]
+    assert first["rank"] == 0
+    assert [(r["name"], r["alloc_bytes"]) for r in first["items"]] == [("aten::op_rank0", 100)]
+    second = client.get(url, params={"rank": 1}).json()
+    assert [(r["name"], r["alloc_bytes"]) for r in second["items"]] == [("aten::op_rank1", 300)]
+    peak = client.get(f"{API}/{trace_id}/memory/peak", params={"rank": 1}).json()
+    assert (peak["rank"], peak["peak_allocated_bytes"], peak["live_bytes"]) == (1, 300, 300)
+    missing = client.get(url, params={"rank": 5})
+    assert missing.status_code == 404 and "0 (rank 0), 0 (rank 1)" in missing.json()["detail"]
