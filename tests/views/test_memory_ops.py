@@ -13,7 +13,7 @@ import gzip
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from fastapi.testclient import TestClient
@@ -22,6 +22,8 @@ from sqlalchemy.engine import Engine
 from backend.core.config import Settings, get_settings
 from backend.core.db import get_engine
 from backend.main import create_app
+from backend.models.memory_ops import MemoryOpsSort
+from backend.services.analysis.memory_ops import OPS_SORTS
 from backend.services.loading import ingest_trace
 from tests.conftest import CORPUS, DATA, REPO, fresh_database, settings_on
 from tests.factories import Ingest, upload, upload_and_ingest
@@ -393,3 +395,7 @@ def test_ranks_are_kept_apart(client: TestClient, engine: Engine, settings: Sett
     assert (peak["rank"], peak["peak_allocated_bytes"], peak["live_bytes"]) == (1, 300, 300)
     missing = client.get(url, params={"rank": 5})
     assert missing.status_code == 404 and "0 (rank 0), 0 (rank 1)" in missing.json()["detail"]
+
+
+def test_every_sort_the_route_accepts_is_implemented() -> None:
+    assert set(get_args(MemoryOpsSort)) == set(OPS_SORTS)
