@@ -70,6 +70,7 @@ def test_memory_by_op_on_a_real_trace(
     top = httpx.get(f"{api}/ops", params={"group": "stack", "sort": "peak_bytes"}).json()
     expect(page.locator(OPS_NAMES).first).to_have_text(top["items"][0]["name"])
     page.screenshot(path=artifacts / "memory_ops_stacks.png", full_page=True)
+    page.locator("#trace-memory-ops").screenshot(path=artifacts / "memory_ops_tables.png")
 
     # The timeline opens on a window holding the peak.
     page.goto(f"{base}{href}")
