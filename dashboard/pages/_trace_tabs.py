@@ -13,6 +13,7 @@ from typing import Any
 from dash import html
 from dash.development.base_component import Component
 
+from dashboard.api import memory_ops as memory_ops_api
 from dashboard.api import ncu as ncu_api
 from dashboard.api import query as query_api
 from dashboard.api import ranges as ranges_api
@@ -24,6 +25,7 @@ from dashboard.api.views import SORT_KEYS, KernelQuery
 from dashboard.components import notice
 from dashboard.components.analysis_panels import memory_panel, roofline_panel
 from dashboard.components.kernels_panel import GROUPS, kernels_panel
+from dashboard.components.memory_ops_panel import memory_ops_panel, memory_ops_query
 from dashboard.components.ncu_panel import ncu_panel
 from dashboard.components.overview_panel import overview_panel
 from dashboard.components.query_panel import query_panel
@@ -126,11 +128,19 @@ def _roofline(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
     return html.Div([panel, card])
 
 
-def _memory(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
-    memory = _try(lambda: views.get_memory(client, trace["id"]))
+def _memory(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
+    tid, mq = trace["id"], memory_ops_query(q)
+    memory = _try(lambda: views.get_memory(client, tid))
     if memory is None:
         return notice("Could not load the memory series of this trace.", "error")
-    return memory_panel(memory, "trace-memory")
+    if not memory.get("devices"):
+        return memory_panel(memory, "trace-memory")
+    ops = _try(lambda: memory_ops_api.get_memory_ops(client, tid, mq.device, mq.group, mq.sort))
+    peak = _try(lambda: memory_ops_api.get_memory_peak(client, tid, mq.device, mq.group))
+    by_op = memory_ops_panel(
+        tid, ops, peak, mq, memory.get("start_ns"), trace.get("duration_ns"), "trace-memory-ops"
+    )
+    return html.Div([memory_panel(memory, "trace-memory"), by_op])
 
 
 def _steps(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:

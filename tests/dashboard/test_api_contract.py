@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 import dashboard.api
 from backend.main import create_app
-from dashboard.api import benchmarks, me, ncu, query, ranges, ranks, timeline, traces
+from dashboard.api import benchmarks, me, memory_ops, ncu, query, ranges, ranks, timeline, traces
 from tests.dashboard.api_contract import Contract, components_under, required_keys
 
 # Each response TypedDict and the component schema of the API it mirrors.
@@ -72,6 +72,11 @@ RESPONSE_SCHEMAS: dict[type, str] = {
     ncu.NcuSection: "NcuSection",
     ncu.NcuKernel: "NcuKernel",
     ncu.NcuSections: "NcuSectionsPublic",
+    memory_ops.MemoryDevice: "MemoryDevice",
+    memory_ops.MemoryOpRow: "MemoryOpRow",
+    memory_ops.MemoryOps: "MemoryOpsPublic",
+    memory_ops.MemoryPeakRow: "MemoryPeakRow",
+    memory_ops.MemoryPeak: "MemoryPeakPublic",
 }
 
 # TypedDicts with no component of their own, and why.
@@ -106,6 +111,8 @@ ROUTES: list[tuple[str, str, type]] = [
     ("get", "/api/v1/traces/{trace_id}/ranks", ranks.Ranks),
     ("get", "/api/v1/traces/{trace_id}/collectives", ranks.Collectives),
     ("get", "/api/v1/traces/{trace_id}/ncu", ncu.NcuSections),
+    ("get", "/api/v1/traces/{trace_id}/memory/ops", memory_ops.MemoryOps),
+    ("get", "/api/v1/traces/{trace_id}/memory/peak", memory_ops.MemoryPeak),
 ]
 
 

@@ -1,5 +1,5 @@
-"""Analyses: `/traces/{id}/roofline`, `/ncu`, `/memory`, `/findings`, `/steps/breakdown`,
-`/ranks`, `/collectives`, and `/compare?a=&b=`.
+"""Analyses: `/traces/{id}/roofline`, `/ncu`, `/memory` (and `/memory/ops`, `/memory/peak`),
+`/findings`, `/steps/breakdown`, `/ranks`, `/collectives`, and `/compare?a=&b=`.
 
 Computed on request from stored rows (`backend.services.analysis`), unlike the summary and
 kernel stats that ingest aggregated once (`trace_aggregates`). Everything the trace and
@@ -13,6 +13,7 @@ from fastapi.responses import PlainTextResponse
 
 from backend.api.deps import SessionDep
 from backend.models.analyses import ComparePublic, FindingsPublic, MemoryPublic, RooflinePublic
+from backend.models.memory_ops import MemoryOpsPublic, MemoryOpsSort, MemoryPeakPublic
 from backend.models.ncu_sections import NcuSectionsPublic
 from backend.models.ranks import CollectivesPublic, RanksPublic, StepBreakdownPublic
 from backend.services import analysis
@@ -47,6 +48,55 @@ def get_memory(
 ) -> MemoryPublic:
     """Allocated and reserved memory over time per device, peaks and fragmentation."""
     return analysis.compute_memory(session=session, trace_id=trace_id, max_points=max_points)
+
+
+DeviceQuery = Annotated[
+    int | None,
+    Query(
+        ge=-1, le=4095, description="GPU ordinal, or -1 for host memory; default: the first GPU."
+    ),
+]
+RankQuery = Annotated[int | None, Query(ge=0, description="Rank, in a trace of several.")]
+GroupQuery = Annotated[
+    Literal["op", "stack"], Query(description="`stack`: one row per op and Python stack.")
+]
+
+
+@router.get("/traces/{trace_id}/memory/ops")
+def get_memory_ops(
+    trace_id: str,
+    session: SessionDep,
+    device: DeviceQuery = None,
+    rank: RankQuery = None,
+    group: GroupQuery = "op",
+    sort: Annotated[MemoryOpsSort, Query(description="Largest first; `name` A to Z.")] = (
+        "alloc_bytes"
+    ),
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> MemoryOpsPublic:
+    """Per op: allocations and frees made inside it, what it still held at the end and at
+    the device's peak (each `[memory]` event given to the innermost op of its thread)."""
+    return analysis.compute_memory_ops(
+        session=session, trace_id=trace_id, device=device, rank=rank, group=group,
+        sort=sort, limit=limit, offset=offset,
+    )  # fmt: skip
+
+
+@router.get("/traces/{trace_id}/memory/peak")
+def get_memory_peak(
+    trace_id: str,
+    session: SessionDep,
+    device: DeviceQuery = None,
+    rank: RankQuery = None,
+    group: GroupQuery = "op",
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+) -> MemoryPeakPublic:
+    """The top allocators at the peak: allocations live at the device's highest allocated
+    total, grouped by the op that made them, largest first."""
+    return analysis.compute_memory_peak(
+        session=session, trace_id=trace_id, device=device, rank=rank, group=group, limit=limit
+    )
 
 
 @router.get("/traces/{trace_id}/findings")

@@ -2,7 +2,8 @@
 
 Public surface: `compute_roofline`, `compute_memory`, `compute_findings`, `compute_compare`,
 `compute_ranges`, `compute_range_durations`, `compute_graphs`, `compute_step_breakdown`,
-`compute_ranks`, `compute_collectives`, `compute_ncu_sections`.
+`compute_ranks`, `compute_collectives`, `compute_ncu_sections`, `compute_memory_ops`,
+`compute_memory_peak`.
 """
 
 from backend.services.analysis.collectives import compute_collectives
@@ -10,6 +11,7 @@ from backend.services.analysis.compare import compute_compare
 from backend.services.analysis.findings import compute_findings
 from backend.services.analysis.graphs import compute_graphs
 from backend.services.analysis.memory import compute_memory
+from backend.services.analysis.memory_ops import compute_memory_ops, compute_memory_peak
 from backend.services.analysis.ncu_sections import compute_ncu_sections
 from backend.services.analysis.ranges import compute_range_durations, compute_ranges
 from backend.services.analysis.ranks import compute_ranks
@@ -22,6 +24,8 @@ __all__ = [
     "compute_findings",
     "compute_graphs",
     "compute_memory",
+    "compute_memory_ops",
+    "compute_memory_peak",
     "compute_ncu_sections",
     "compute_range_durations",
     "compute_ranges",
