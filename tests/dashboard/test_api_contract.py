@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 import dashboard.api
 from backend.main import create_app
-from dashboard.api import benchmarks, me, query, timeline, traces
+from dashboard.api import benchmarks, me, operators, query, timeline, traces
 from tests.dashboard.api_contract import Contract, components_under, required_keys
 
 # Each response TypedDict and the component schema of the API it mirrors.
@@ -49,6 +49,12 @@ RESPONSE_SCHEMAS: dict[type, str] = {
     query.QueryColumn: "QueryColumn",
     query.QueryView: "QueryView",
     query.QuerySchema: "QuerySchemaPublic",
+    operators.Operators: "OperatorsPublic",
+    operators.OperatorItem: "OperatorPublic",
+    operators.OperatorKernel: "OperatorKernel",
+    operators.OperatorStacks: "OperatorStacksPublic",
+    operators.StackTree: "StackTree",
+    operators.StackNode: "StackNode",
 }
 
 # TypedDicts with no component of their own, and why.
@@ -76,6 +82,8 @@ ROUTES: list[tuple[str, str, type]] = [
     ("get", "/api/v1/traces/{trace_id}/timeline/gaps", timeline.Gaps),
     ("post", "/api/v1/traces/{trace_id}/query", query.QueryResult),
     ("get", "/api/v1/traces/{trace_id}/query/schema", query.QuerySchema),
+    ("get", "/api/v1/traces/{trace_id}/operators", operators.Operators),
+    ("get", "/api/v1/traces/{trace_id}/operators/stacks", operators.OperatorStacks),
 ]
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from backend.models import Trace
 from backend.services.analysis.stored import read_events
-from backend.services.timeline.launch import GPU_WORK, LAUNCHED_BY
+from backend.services.timeline import GPU_WORK, LAUNCHED_BY
 
 TREE_KINDS = ("cpu_op", "annotation", "runtime", "python")
 # torch.autograd.profiler_util._filter_name: names torch makes no event of.
