@@ -13,6 +13,7 @@ from typing import Any
 from dash import html
 from dash.development.base_component import Component
 
+from dashboard.api import operators as operators_api
 from dashboard.api import query as query_api
 from dashboard.api import views
 from dashboard.api.client import ApiClient, ApiError
@@ -21,6 +22,7 @@ from dashboard.api.views import SORT_KEYS, KernelQuery
 from dashboard.components import notice
 from dashboard.components.analysis_panels import memory_panel, roofline_panel
 from dashboard.components.kernels_panel import GROUPS, kernels_panel
+from dashboard.components.operators_panel import operators_panel
 from dashboard.components.overview_panel import overview_panel
 from dashboard.components.query_panel import query_panel
 
@@ -136,9 +138,27 @@ def _query(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
     return query_panel(tid, sql, schema, result, error, "trace-query")
 
 
+def operators_url_query(group: str | None, q: str | None) -> dict[str, str]:
+    """The Operators tab's URL query: grouping (name is the default) and search."""
+    new = {"tab": "operators", "group": "shape" if group == "shape" else "", "q": (q or "").strip()}
+    return {k: v for k, v in new.items() if v}
+
+
+def _operators(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
+    tid = trace["id"]
+    group = "shape" if q.get("group") == "shape" else "name"
+    search = (q.get("q") or "").strip()
+    ops = _try(lambda: operators_api.get_operators(client, tid, group, search))
+    stacks = None
+    if ops and (ops["has_stacks"] or ops["has_modules"]):
+        stacks = _try(lambda: operators_api.get_operator_stacks(client, tid))
+    return operators_panel(ops, stacks, group, search, "trace-operators")
+
+
 RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = {
     "overview": _overview,
     "kernels": _kernels,
+    "operators": _operators,
     "roofline": _roofline,
     "memory": _memory,
     "query": _query,
