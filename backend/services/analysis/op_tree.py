@@ -11,7 +11,10 @@ runtime call ran: here, the runtime call found by correlation (`LAUNCHED_BY`, th
 `backend.services.timeline.launch`) and its innermost enclosing `cpu_op` on the thread.
 `record_function` ranges push no external correlation (a memset called through ctypes
 inside one carries no `External id`), so GPU work reaches them only through child ops.
-Python frames (`with_stack`) are CPU events to torch too, so they nest in the tree.
+Python frames (`with_stack`'s `python_function` events) are not in torch's tree: its
+key_averages has no row for them, and an op's parent is the op or range around it even
+where frames sit between (tests/data/torch/h200_ops_stack: `ProfilerStep*` self CPU time
+equals torch's only with the frames left out), so they are left out here too.
 
 Two more steps of torch's: a few utility ops never become events (`_filter_name`: they
 are dropped here, so their time stays in the parent's self time), and an event whose only
@@ -32,7 +35,7 @@ from backend.models import Trace
 from backend.services.analysis.stored import read_events
 from backend.services.timeline import GPU_WORK, LAUNCHED_BY
 
-TREE_KINDS = ("cpu_op", "annotation", "runtime", "python")
+TREE_KINDS = ("cpu_op", "annotation", "runtime")
 # torch.autograd.profiler_util._filter_name: names torch makes no event of.
 FILTERED = (
     "[memory]",
