@@ -21,12 +21,16 @@ are dropped here, so their time stays in the parent's self time), and an event w
 child has its own name absorbs that child (`EventList._remove_dup_nodes`: `aten::sum`
 calling `aten::sum` counts once, with the inner call's children and GPU work).
 
-Public surface: `Node`, `Launched`, `build_forest`, `walk`, `op_name`, `TREE_KINDS`.
+Public surface: `Node`, `Launched`, `build_forest`, `walk`, `op_name`, `no_gc_pauses`,
+`TREE_KINDS`.
 """
 
 from __future__ import annotations
 
+import gc
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
@@ -84,6 +88,21 @@ class Node:
     @property
     def device_self_ns(self) -> int:
         return sum(g.dur_ns for g in self.gpu)
+
+
+@contextmanager
+def no_gc_pauses() -> Iterator[None]:
+    """The cyclic collector off while a tree is built: a 250k-event trace makes ~100k
+    nodes, which set off generation-2 collections that took 80% of the time (2.0 s of
+    2.4 s for `_nest` alone). Nodes hold no cycles (no parent links), so refcounting
+    frees them all without the collector."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def op_name(name: str) -> str:

@@ -17,7 +17,6 @@ into `ProfilerStep*` (done here), and groups by stack only from in-memory events
 Public surface: `compute_operators`.
 """
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from sqlmodel import Session
@@ -29,7 +28,7 @@ from backend.models.operators import (
     OperatorSort,
     OperatorsPublic,
 )
-from backend.services.analysis.op_tree import Node, build_forest, walk
+from backend.services.analysis.op_tree import Node, build_forest, no_gc_pauses
 from backend.services.analysis.stored import read_events
 from backend.services.traces import get_trace
 
@@ -48,15 +47,35 @@ class _Row:
     kernels: dict[str, list[int | str]] = field(default_factory=dict)
 
 
-def _add_kernels(row: _Row, node: Node) -> None:
-    for n in walk([node]):
-        for g in n.gpu:
-            k = row.kernels.setdefault(g.name, [0, 0, g.kind])
-            k[0] = int(k[0]) + 1
-            k[1] = int(k[1]) + g.dur_ns
+Key = tuple[str, str | None]
 
 
-def _public(key: tuple[str, str | None], row: _Row) -> OperatorPublic:
+def _aggregate(roots: list[Node], group: str, needle: str) -> dict[Key, _Row]:
+    """One row per key, summing every call; each GPU event is added to the kernels of
+    every listed op around it (so, like device_total, once per enclosing call)."""
+    rows: dict[Key, _Row] = {}
+    stack: list[tuple[Node, tuple[_Row, ...]]] = [(r, ()) for r in reversed(roots)]
+    while stack:
+        node, above = stack.pop()
+        if node.kind in LISTED_KINDS and needle in node.name.casefold():
+            key = (node.name, node.shapes if group == "shape" else None)
+            row = rows.setdefault(key, _Row(kind=node.kind))
+            row.count += 1
+            row.cpu_total += node.cpu_total_ns
+            row.cpu_self += node.cpu_self_ns
+            row.device_total += node.device_total_ns
+            row.device_self += node.device_self_ns
+            above = (*above, row)
+        for g in node.gpu:
+            for r in above:
+                k = r.kernels.setdefault(g.name, [0, 0, g.kind])
+                k[0] = int(k[0]) + 1
+                k[1] = int(k[1]) + g.dur_ns
+        stack.extend((c, above) for c in reversed(node.children))
+    return rows
+
+
+def _public(key: Key, row: _Row) -> OperatorPublic:
     kernels = sorted(row.kernels.items(), key=lambda kv: (-int(kv[1][1]), kv[0]))
     return OperatorPublic(
         name=key[0],
@@ -112,19 +131,8 @@ def compute_operators(
         NotFoundError: no such trace, or a ready trace without stored events.
     """
     trace = get_trace(session=session, trace_id=trace_id)
-    rows: dict[tuple[str, str | None], _Row] = defaultdict(lambda: _Row(kind=""))
-    needle = q.casefold()
-    for node in walk(build_forest(trace)):
-        if node.kind not in LISTED_KINDS or needle not in node.name.casefold():
-            continue
-        row = rows[(node.name, node.shapes if group == "shape" else None)]
-        row.kind = row.kind or node.kind
-        row.count += 1
-        row.cpu_total += node.cpu_total_ns
-        row.cpu_self += node.cpu_self_ns
-        row.device_total += node.device_total_ns
-        row.device_self += node.device_self_ns
-        _add_kernels(row, node)
+    with no_gc_pauses():
+        rows = _aggregate(build_forest(trace), group, q.casefold())
     items = [_public(k, r) for k, r in rows.items()]
     if sort == "name":
         items.sort(key=lambda i: (i.name, i.input_shapes or ""), reverse=descending)
