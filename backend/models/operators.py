@@ -28,6 +28,14 @@ class OperatorKernel(SQLModel):
     total_ns: int
 
 
+class OperatorCallStack(SQLModel):
+    """Where an op was called from: the Python frames around its calls, outermost first."""
+
+    frames: list[str]
+    count: int
+    cpu_total_ns: int
+
+
 class OperatorPublic(SQLModel):
     """One op name (or name and input shapes), summed over its calls as key_averages does."""
 
@@ -42,6 +50,7 @@ class OperatorPublic(SQLModel):
     cpu_avg_ns: int
     device_avg_ns: int
     kernels: list[OperatorKernel]
+    call_stacks: list[OperatorCallStack] = []  # with_stack traces: top 3 by CPU time
 
 
 class OperatorsPublic(SQLModel):

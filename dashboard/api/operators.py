@@ -10,6 +10,7 @@ from typing import Any, TypedDict, cast
 from dashboard.api.client import ApiClient
 
 __all__ = [
+    "OperatorCallStack",
     "OperatorItem",
     "OperatorKernel",
     "OperatorStacks",
@@ -30,6 +31,12 @@ class OperatorKernel(TypedDict):
     total_ns: int
 
 
+class OperatorCallStack(TypedDict):
+    frames: list[str]
+    count: int
+    cpu_total_ns: int
+
+
 class OperatorItem(TypedDict):
     name: str
     kind: str
@@ -42,6 +49,7 @@ class OperatorItem(TypedDict):
     cpu_avg_ns: int
     device_avg_ns: int
     kernels: list[OperatorKernel]
+    call_stacks: list[OperatorCallStack]
 
 
 class Operators(TypedDict):

@@ -51,6 +51,7 @@ def operator_rows(items: Sequence[OperatorItem]) -> list[JSON]:
             "input_shapes": i.get("input_shapes") or "",
             "count": i["count"],
             "kernels": list(i["kernels"]),
+            "call_stacks": list(i.get("call_stacks") or []),
         }
         for field, _ in TIME_COLUMNS:
             row[field] = _us(int(i[field.replace("_us", "_ns")]))  # type: ignore[literal-required]
@@ -88,14 +89,44 @@ def _column_defs(group: str) -> list[JSON]:
     return cols
 
 
+STACK_FRAMES = 12  # innermost frames shown per call site
+
+
+def _call_stacks(row: JSON, id_prefix: str) -> list[Any]:
+    """Where the op was called from (with_stack traces): its top call sites, innermost
+    frames last, as in a Python traceback."""
+    sites = row.get("call_stacks") or []
+    if not sites:
+        return []
+    out: list[Any] = [html.H3("Called from (Python stack, innermost last)")]
+    for site in sites:
+        frames = list(site["frames"])[-STACK_FRAMES:]
+        head = (f"{format_count(site['count'])} calls, "
+                f"{format_duration_ns(site['cpu_total_ns'])} CPU")  # fmt: skip
+        out.append(
+            html.Div(
+                [
+                    html.Div(head, className="muted"),
+                    html.Ol(
+                        [html.Li(f, className="mono") for f in frames], className="stack-frames"
+                    ),
+                ],
+                className="call-site",
+            )
+        )
+    return [html.Div(out, id=f"{id_prefix}-call-stacks")]
+
+
 def op_kernels(row: JSON | None, id_prefix: str) -> html.Div:
-    """The GPU work one op launched (itself and through its children), largest first."""
+    """The GPU work one op launched (itself and through its children), largest first, and
+    where it was called from."""
     if not row:
         return html.Div("Select an op to see the kernels it launched.", className="muted")
     kernels = row.get("kernels") or []
     title = html.H3(f"Kernels launched by {row.get('name', '')}", className="op-kernels-title")
     if not kernels:
-        return html.Div([title, html.Div("This op launched no GPU work.", className="muted")])
+        none = html.Div("This op launched no GPU work.", className="muted")
+        return html.Div([title, none, *_call_stacks(row, id_prefix)])
     header = html.Tr([html.Th("Kernel / copy / memset"), html.Th("Kind"), html.Th("Count"),
                       html.Th("Total")])  # fmt: skip
     body = [
@@ -112,7 +143,7 @@ def op_kernels(row: JSON | None, id_prefix: str) -> html.Div:
         for k in kernels
     ]
     table = html.Table([html.Thead(header), html.Tbody(body)], className="data-table")
-    return html.Div([title, table], id=f"{id_prefix}-kernels-table")
+    return html.Div([title, table, *_call_stacks(row, id_prefix)], id=f"{id_prefix}-kernels-table")
 
 
 def _controls(group: str, q: str, id_prefix: str) -> html.Div:

@@ -247,3 +247,36 @@ def test_stack_and_module_trees_follow_torchs_parent_links(
             ours = {p: v for p, v in ours.items() if p[-1] in frame_names}
         assert ours == dict(expected), tree
     assert {p[-1] for p in _frame_paths(events, True)} >= {"Block_0", "Linear_0", "GELU_0"}
+
+
+@SQLITE_ONLY
+def test_call_stacks_are_the_frames_around_each_call(client: TestClient, ingest: Ingest) -> None:
+    """Each call's innermost enclosing frame (the shortest `python_function` holding it),
+    walked up by torch's `Python parent id`: the op's call sites, by CPU time."""
+    events = _raw(STACKS)
+    frames = [e for e in events if e.get("cat") == "python_function"]
+    by_id = {f["args"]["Python id"]: f for f in frames}
+
+    def path(f: dict[str, Any] | None) -> tuple[str, ...]:
+        out = []
+        while f is not None:
+            out.append(f["name"])
+            f = by_id.get(f["args"].get("Python parent id"))
+        return tuple(reversed(out))
+
+    tid = ingest(STACKS)
+    ops = {i["name"]: i for i in _operators(client, tid)["items"]}
+    for name in ("aten::linear", "aten::addmm", "aten::gelu", "aten::t"):  # none calls itself
+        sites: dict[tuple[str, ...], list[int]] = defaultdict(lambda: [0, 0])
+        for op in (e for e in events if e.get("cat") == "cpu_op" and e["name"] == name):
+            around = [f for f in frames if f["tid"] == op["tid"] and f["ts"] <= op["ts"]
+                      and op["ts"] + op["dur"] <= f["ts"] + f["dur"]]  # fmt: skip
+            inner = min(around, key=lambda f: f["dur"]) if around else None
+            if inner is not None:
+                sites[path(inner)][0] += 1
+                sites[path(inner)][1] += _ns(op["dur"])
+        assert sites, name
+        top = sorted(sites.items(), key=lambda kv: (-kv[1][1], kv[0]))[:3]
+        expected = [{"frames": list(p), "count": c, "cpu_total_ns": t} for p, (c, t) in top]
+        assert ops[name]["call_stacks"] == expected, name
+    assert all(i["call_stacks"] == [] for i in _operators(client, ingest(H200))["items"])

@@ -96,4 +96,13 @@ def test_icicle_draws_stacks_and_modules(
     expect(page.locator("#trace-operators-modules-icicle path.surface").first).to_be_attached()
     assert page.locator("#trace-operators-stacks-icicle path.surface").count() >= 3
     page.screenshot(path=artifacts / "operators_stacks.png", full_page=True)
+    if STACKS.exists():  # the real trace: an op's Python call sites under its kernels
+        page.locator("#trace-operators-search").fill("aten::linear")
+        page.locator("#trace-operators-search").press("Enter")
+        expect(page.locator(NAMES).first).to_have_text("aten::linear")
+        page.locator(NAMES).first.click()
+        sites = page.locator("#trace-operators-call-stacks")
+        expect(sites).to_contain_text("nn.Module: Linear_0")
+        sites.scroll_into_view_if_needed()
+        page.screenshot(path=artifacts / "operators_call_stacks.png", full_page=True)
     assert page_errors.messages == []

@@ -52,6 +52,7 @@ RESPONSE_SCHEMAS: dict[type, str] = {
     operators.Operators: "OperatorsPublic",
     operators.OperatorItem: "OperatorPublic",
     operators.OperatorKernel: "OperatorKernel",
+    operators.OperatorCallStack: "OperatorCallStack",
     operators.OperatorStacks: "OperatorStacksPublic",
     operators.StackTree: "StackTree",
     operators.StackNode: "StackNode",

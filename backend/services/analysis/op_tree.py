@@ -73,6 +73,7 @@ class Node:
     start_ns: int
     end_ns: int
     shapes: str | None
+    stack: tuple[str, ...] | None = None  # the Python frames around it (with_stack), outer first
     children: list[Node] = field(default_factory=list)
     gpu: list[Launched] = field(default_factory=list)  # launched directly (device self)
     device_total_ns: int = 0
@@ -113,7 +114,7 @@ def op_name(name: str) -> str:
 _NODES_SQL = f"""
 SELECT id, kind, name, start_ns, dur_ns, rank, pid, tid,
        CASE WHEN kind = 'cpu_op' THEN args ->> '$."Input Dims"' END
-FROM {{events}} WHERE kind IN {TREE_KINDS} AND name NOT IN {FILTERED}
+FROM {{events}} WHERE (kind IN {TREE_KINDS} AND name NOT IN {FILTERED}) OR kind = 'python'
 ORDER BY rank NULLS FIRST, pid NULLS FIRST, tid NULLS FIRST, start_ns, start_ns + dur_ns DESC, id
 """
 _GPU_SQL = f"""
@@ -125,13 +126,23 @@ WHERE g.kind IN {GPU_WORK} AND g.correlation IS NOT NULL
 def _nest(rows: list[tuple[Any, ...]]) -> tuple[list[Node], dict[int, Node]]:
     """One thread's events (sorted by start, then end descending) as a forest, torch's
     rule: a child starts before its parent ends and does not end after it. Also maps
-    each runtime call to its innermost enclosing cpu_op."""
+    each runtime call to its innermost enclosing cpu_op. Python frames nest by the same
+    rule on a stack of their own: they give each op its call stack, not a parent."""
     roots: list[Node] = []
     open_: list[Node] = []
+    frames: list[tuple[int, tuple[str, ...]]] = []  # (end, path) of the open frames
     owner: dict[int, Node] = {}
     for id_, kind, name, start, dur, *_rest, shapes in rows:
-        node = Node(id_, kind, op_name(name), start, start + dur, shapes)
-        while open_ and (start >= open_[-1].end_ns or node.end_ns > open_[-1].end_ns):
+        end = start + dur
+        while frames and (start >= frames[-1][0] or end > frames[-1][0]):
+            frames.pop()
+        if kind == "python":
+            frames.append((end, (frames[-1][1] if frames else ()) + (name,)))
+            continue
+        node = Node(id_, kind, op_name(name), start, end, shapes)
+        if frames and kind == "cpu_op":
+            node.stack = frames[-1][1]
+        while open_ and (start >= open_[-1].end_ns or end > open_[-1].end_ns):
             open_.pop()
         (open_[-1].children if open_ else roots).append(node)
         if kind == "runtime":

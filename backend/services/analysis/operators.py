@@ -9,6 +9,8 @@ is linked). Definitions are torch's (`FunctionEvent` in torch/autograd/profiler_
 - device_total: GPU work the op launched plus its children's device_total; device_self:
   the GPU work it launched directly (not through a child op).
 - Rows sum every call, so an op nested in an op of the same name counts twice, as in torch.
+- call_stacks (traces recorded `with_stack`): the Python frames around the op's calls, the
+  three that account for the most CPU time, outermost frame first.
 
 What a trace file cannot give back: torch groups by `node_id` and `is_async` too (threads
 of other nodes and async events, both absent from these traces), folds `ProfilerStep#N`
@@ -23,6 +25,7 @@ from sqlmodel import Session
 
 from backend.models import Trace
 from backend.models.operators import (
+    OperatorCallStack,
     OperatorKernel,
     OperatorPublic,
     OperatorSort,
@@ -34,6 +37,7 @@ from backend.services.traces import get_trace
 
 LISTED_KINDS = ("cpu_op", "annotation")
 TOP_KERNELS = 10
+TOP_STACKS = 3
 
 
 @dataclass(slots=True)
@@ -45,6 +49,7 @@ class _Row:
     device_total: int = 0
     device_self: int = 0
     kernels: dict[str, list[int | str]] = field(default_factory=dict)
+    stacks: dict[tuple[str, ...], list[int]] = field(default_factory=dict)  # [count, cpu ns]
 
 
 Key = tuple[str, str | None]
@@ -65,6 +70,10 @@ def _aggregate(roots: list[Node], group: str, needle: str) -> dict[Key, _Row]:
             row.cpu_self += node.cpu_self_ns
             row.device_total += node.device_total_ns
             row.device_self += node.device_self_ns
+            if node.stack is not None:
+                site = row.stacks.setdefault(node.stack, [0, 0])
+                site[0] += 1
+                site[1] += node.cpu_total_ns
             above = (*above, row)
         for g in node.gpu:
             for r in above:
@@ -91,6 +100,12 @@ def _public(key: Key, row: _Row) -> OperatorPublic:
         kernels=[
             OperatorKernel(name=name, kind=str(v[2]), count=int(v[0]), total_ns=int(v[1]))
             for name, v in kernels[:TOP_KERNELS]
+        ],
+        call_stacks=[
+            OperatorCallStack(frames=list(path), count=v[0], cpu_total_ns=v[1])
+            for path, v in sorted(row.stacks.items(), key=lambda kv: (-kv[1][1], kv[0]))[
+                :TOP_STACKS
+            ]
         ],
     )
 
