@@ -214,7 +214,8 @@ def _frame_paths(events: list[dict[str, Any]], modules: bool) -> dict[tuple[str,
     for e in frames.values():
         if modules and not e["name"].startswith("nn.Module: "):
             continue
-        path, f = [], e
+        path: list[str] = []
+        f: dict[str, Any] | None = e
         while f is not None:
             if not modules or f["name"].startswith("nn.Module: "):
                 path.append(f["name"].removeprefix("nn.Module: ") if modules else f["name"])

@@ -99,7 +99,7 @@ def test_operators_equal_key_averages(client: TestClient, ingest: Ingest, pair: 
     count_only = _around_overhead(events)
     assert 2 * len([e for e in expected if e["name"] not in count_only]) >= len(expected)
     assert expected, "no CPU rows with device time in the key_averages file"
-    wrong = []
+    wrong: list[tuple[Any, ...]] = []
     for e in expected:
         row = ours.get(e["name"])
         if row is None:
@@ -149,7 +149,7 @@ def test_group_by_shape_equals_key_averages_by_input_shape(
     count_only = _around_overhead(events)
     theirs = [e for e in json.loads(pair.read_text())["entries"] if e["name"] in listed]
     assert len(theirs) > 50
-    wrong = []
+    wrong: list[tuple[Any, ...]] = []
     for e in theirs:
         row = ours.get((e["name"], e["input_shapes"]))
         if row is None or row["count"] != e["count"]:
