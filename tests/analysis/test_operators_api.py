@@ -281,3 +281,16 @@ def test_call_stacks_are_the_frames_around_each_call(client: TestClient, ingest:
         expected = [{"frames": list(p), "count": c, "cpu_total_ns": t} for p, (c, t) in top]
         assert ops[name]["call_stacks"] == expected, name
     assert all(i["call_stacks"] == [] for i in _operators(client, ingest(H200))["items"])
+
+
+NSYS = REPO / "tests" / "data" / "nsys" / "copies.sqlite"
+
+
+@SQLITE_ONLY
+def test_an_nsys_export_has_no_operators(client: TestClient, ingest: Ingest) -> None:
+    """nsys records no framework ops: no `cpu_op` rows, and its NVTX ranges (listed as
+    ranges, with CPU times) get no device time, which reaches a range only through ops."""
+    body = _operators(client, ingest(NSYS))
+    assert all(i["kind"] == "annotation" for i in body["items"])
+    assert all(i["device_total_ns"] == 0 and i["kernels"] == [] for i in body["items"])
+    assert body["has_stacks"] is False
