@@ -134,14 +134,16 @@ def _nest(rows: list[tuple[Any, ...]]) -> tuple[list[Node], dict[int, Node]]:
     owner: dict[int, Node] = {}
     for id_, kind, name, start, dur, *_rest, shapes in rows:
         end = start + dur
-        while frames and (start >= frames[-1][0] or end > frames[-1][0]):
+        while frames and start >= frames[-1][0]:  # frames that have ended
             frames.pop()
         if kind == "python":
+            while frames and end > frames[-1][0]:  # torch's rule for a frame's parent
+                frames.pop()
             frames.append((end, (frames[-1][1] if frames else ()) + (name,)))
             continue
         node = Node(id_, kind, op_name(name), start, end, shapes)
-        if frames and kind == "cpu_op":
-            node.stack = frames[-1][1]
+        if kind == "cpu_op":  # the innermost frame that holds the whole call
+            node.stack = next((path for f_end, path in reversed(frames) if end <= f_end), None)
         while open_ and (start >= open_[-1].end_ns or end > open_[-1].end_ns):
             open_.pop()
         (open_[-1].children if open_ else roots).append(node)
