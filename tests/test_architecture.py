@@ -41,7 +41,7 @@ SERVICE_DEPENDENCIES: dict[str, set[str]] = {
     "traces": {"datasets", "errors"},
     "series": {"errors"},
     "timeline": {"datasets", "traces", "errors"},
-    "analysis": {"datasets", "traces", "errors"},
+    "analysis": {"datasets", "timeline", "traces", "errors"},
     "loading": {"datasets", "timeline", "traces", "errors"},
     "query": {"datasets", "traces", "errors"},
     "slas": {"series", "outbox", "errors"},

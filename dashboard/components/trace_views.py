@@ -18,6 +18,7 @@ __all__ = ["TABS", "findings_list", "kpi_grid", "phase_memory_table", "tab_bar",
 TABS = (
     ("overview", "Overview"),
     ("kernels", "Kernels"),
+    ("operators", "Operators"),
     ("roofline", "Roofline"),
     ("memory", "Memory"),
     ("ranges", "Ranges"),

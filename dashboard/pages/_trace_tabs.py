@@ -15,6 +15,7 @@ from dash.development.base_component import Component
 
 from dashboard.api import memory_ops as memory_ops_api
 from dashboard.api import ncu as ncu_api
+from dashboard.api import operators as operators_api
 from dashboard.api import query as query_api
 from dashboard.api import ranges as ranges_api
 from dashboard.api import ranks as ranks_api
@@ -27,6 +28,7 @@ from dashboard.components.analysis_panels import memory_panel, roofline_panel
 from dashboard.components.kernels_panel import GROUPS, kernels_panel
 from dashboard.components.memory_ops_panel import memory_ops_panel, memory_ops_query
 from dashboard.components.ncu_panel import ncu_panel
+from dashboard.components.operators_panel import operators_panel
 from dashboard.components.overview_panel import overview_panel
 from dashboard.components.query_panel import query_panel
 from dashboard.components.ranges_panel import default_range, ranges_panel
@@ -191,9 +193,27 @@ def _ranges(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
     return ranges_panel(ranges, selected, durations, graphs, "trace-ranges")
 
 
+def operators_url_query(group: str | None, q: str | None) -> dict[str, str]:
+    """The Operators tab's URL query: grouping (name is the default) and search."""
+    new = {"tab": "operators", "group": "shape" if group == "shape" else "", "q": (q or "").strip()}
+    return {k: v for k, v in new.items() if v}
+
+
+def _operators(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
+    tid = trace["id"]
+    group = "shape" if q.get("group") == "shape" else "name"
+    search = (q.get("q") or "").strip()
+    ops = _try(lambda: operators_api.get_operators(client, tid, group, search))
+    stacks = None
+    if ops and (ops["has_stacks"] or ops["has_modules"]):
+        stacks = _try(lambda: operators_api.get_operator_stacks(client, tid))
+    return operators_panel(ops, stacks, group, search, "trace-operators")
+
+
 RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = {
     "overview": _overview,
     "kernels": _kernels,
+    "operators": _operators,
     "roofline": _roofline,
     "memory": _memory,
     "ranges": _ranges,

@@ -25,6 +25,7 @@ from dashboard.api.traces import Trace, get_trace
 from dashboard.components import notice, trace_summary
 from dashboard.components.grid import sorted_column
 from dashboard.components.ncu_panel import launch_of
+from dashboard.components.operators_panel import op_kernels
 from dashboard.components.ranges_panel import parse_range_key
 from dashboard.components.status_badge import PENDING, progress_bar
 from dashboard.components.trace_views import TABS, tab_bar
@@ -46,6 +47,7 @@ KERNELS = "trace-kernels"
 ROOFLINE = "trace-roofline"
 QUERY = "trace-query"
 RANGES = "trace-ranges"
+OPERATORS = "trace-operators"
 POLL_MS = 1500
 
 
@@ -94,6 +96,10 @@ def _tab_control_ids() -> list[Component]:
                 html.Button(id=f"{QUERY}-csv"),
                 AgGrid(id=f"{QUERY}-grid"),
                 AgGrid(id=f"{RANGES}-grid"),
+                AgGrid(id=f"{OPERATORS}-grid"),
+                dcc.Dropdown(id=f"{OPERATORS}-group"),
+                dcc.Input(id=f"{OPERATORS}-search"),
+                html.Div(id=f"{OPERATORS}-kernels"),
             ],
             style=hidden,
         )
@@ -250,3 +256,31 @@ def ranges_query(cell: dict[str, Any] | None, trace_id: str, query: dict[str, st
 def download_query_csv(clicks: int | None) -> bool:
     """Every row of the result as CSV, written by the grid in the browser."""
     return bool(clicks)
+
+
+@callback(
+    Output(TRACE_DETAIL_URL, "href", allow_duplicate=True),
+    Input(f"{OPERATORS}-group", "value"),
+    Input(f"{OPERATORS}-search", "value"),
+    State(TRACE_DETAIL_ID, "data"),
+    State(TRACE_DETAIL_QUERY, "data"),
+    prevent_initial_call=True,
+)
+def operators_query(group: str | None, q: str | None, trace_id: str, query: dict[str, str]) -> str:
+    """Grouping and search of the Operators tab go in the URL (the API does both)."""
+    new = tabs.operators_url_query(group, q)
+    if new == {k: v for k, v in query.items() if v}:
+        raise dash.exceptions.PreventUpdate
+    return _href(trace_id, new)
+
+
+@callback(
+    Output(f"{OPERATORS}-kernels", "children"),
+    Input(f"{OPERATORS}-grid", "selectedRows"),
+    prevent_initial_call=True,
+)
+def operator_kernels(selected: list[dict[str, Any]] | None) -> Component:
+    """The kernels of the op selected in the table."""
+    if not selected:
+        raise dash.exceptions.PreventUpdate
+    return op_kernels(selected[0], OPERATORS)

@@ -23,7 +23,18 @@ from pydantic import BaseModel
 
 import dashboard.api
 from backend.main import create_app
-from dashboard.api import benchmarks, me, memory_ops, ncu, query, ranges, ranks, timeline, traces
+from dashboard.api import (
+    benchmarks,
+    me,
+    memory_ops,
+    ncu,
+    operators,
+    query,
+    ranges,
+    ranks,
+    timeline,
+    traces,
+)
 from tests.dashboard.api_contract import Contract, components_under, required_keys
 
 # Each response TypedDict and the component schema of the API it mirrors.
@@ -77,6 +88,13 @@ RESPONSE_SCHEMAS: dict[type, str] = {
     memory_ops.MemoryOps: "MemoryOpsPublic",
     memory_ops.MemoryPeakRow: "MemoryPeakRow",
     memory_ops.MemoryPeak: "MemoryPeakPublic",
+    operators.Operators: "OperatorsPublic",
+    operators.OperatorItem: "OperatorPublic",
+    operators.OperatorKernel: "OperatorKernel",
+    operators.OperatorCallStack: "OperatorCallStack",
+    operators.OperatorStacks: "OperatorStacksPublic",
+    operators.StackTree: "StackTree",
+    operators.StackNode: "StackNode",
 }
 
 # TypedDicts with no component of their own, and why.
@@ -113,6 +131,8 @@ ROUTES: list[tuple[str, str, type]] = [
     ("get", "/api/v1/traces/{trace_id}/ncu", ncu.NcuSections),
     ("get", "/api/v1/traces/{trace_id}/memory/ops", memory_ops.MemoryOps),
     ("get", "/api/v1/traces/{trace_id}/memory/peak", memory_ops.MemoryPeak),
+    ("get", "/api/v1/traces/{trace_id}/operators", operators.Operators),
+    ("get", "/api/v1/traces/{trace_id}/operators/stacks", operators.OperatorStacks),
 ]
 
 

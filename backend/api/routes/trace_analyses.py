@@ -1,5 +1,5 @@
 """Analyses: `/traces/{id}/roofline`, `/ncu`, `/memory` (and `/memory/ops`, `/memory/peak`),
-`/findings`, `/steps/breakdown`, `/ranks`, `/collectives`, and `/compare?a=&b=`.
+`/findings`, `/operators`, `/steps/breakdown`, `/ranks`, `/collectives`, and `/compare?a=&b=`.
 
 Computed on request from stored rows (`backend.services.analysis`), unlike the summary and
 kernel stats that ingest aggregated once (`trace_aggregates`). Everything the trace and
@@ -15,6 +15,7 @@ from backend.api.deps import SessionDep
 from backend.models.analyses import ComparePublic, FindingsPublic, MemoryPublic, RooflinePublic
 from backend.models.memory_ops import MemoryOpsPublic, MemoryOpsSort, MemoryPeakPublic
 from backend.models.ncu_sections import NcuSectionsPublic
+from backend.models.operators import OperatorSort, OperatorsPublic, OperatorStacksPublic
 from backend.models.ranks import CollectivesPublic, RanksPublic, StepBreakdownPublic
 from backend.services import analysis
 
@@ -145,3 +146,40 @@ def compare_traces(
     if format == "markdown":
         return PlainTextResponse(result.markdown, media_type="text/markdown; charset=utf-8")
     return result
+
+
+@router.get("/traces/{trace_id}/operators")
+def get_operators(
+    trace_id: str,
+    session: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 100,
+    sort: Annotated[OperatorSort, Query(description="The field sorted by.")] = "device_total_ns",
+    order: Annotated[Literal["desc", "asc"], Query()] = "desc",
+    q: Annotated[str, Query(max_length=500, description="Name contains (any case).")] = "",
+    group: Annotated[
+        Literal["name", "shape"],
+        Query(description="One row per name, or per name and input shapes."),
+    ] = "name",
+) -> OperatorsPublic:
+    """Per-op calls, CPU and device total/self time and launched kernels, as torch's
+    `key_averages()` computes them."""
+    return analysis.compute_operators(
+        session=session,
+        trace_id=trace_id,
+        limit=limit,
+        sort=sort,
+        descending=order == "desc",
+        q=q.strip(),
+        group=group,
+    )
+
+
+@router.get("/traces/{trace_id}/operators/stacks")
+def get_operator_stacks(
+    trace_id: str,
+    session: SessionDep,
+    max_nodes: Annotated[int, Query(ge=1, le=20_000)] = 2000,
+) -> OperatorStacksPublic:
+    """CPU time by Python call stack (with_stack) and by nn.Module (with_modules), as trees;
+    each empty with a reason when the trace lacks it."""
+    return analysis.compute_stacks(session=session, trace_id=trace_id, max_nodes=max_nodes)

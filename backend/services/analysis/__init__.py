@@ -3,7 +3,8 @@
 Public surface: `compute_roofline`, `compute_memory`, `compute_findings`, `compute_compare`,
 `compute_ranges`, `compute_range_durations`, `compute_graphs`, `compute_step_breakdown`,
 `compute_ranks`, `compute_collectives`, `compute_ncu_sections`, `compute_memory_ops`,
-`compute_memory_peak`.
+`compute_memory_peak`, `compute_operators`,
+`compute_stacks`.
 """
 
 from backend.services.analysis.collectives import compute_collectives
@@ -13,6 +14,8 @@ from backend.services.analysis.graphs import compute_graphs
 from backend.services.analysis.memory import compute_memory
 from backend.services.analysis.memory_ops import compute_memory_ops, compute_memory_peak
 from backend.services.analysis.ncu_sections import compute_ncu_sections
+from backend.services.analysis.op_stacks import compute_stacks
+from backend.services.analysis.operators import compute_operators
 from backend.services.analysis.ranges import compute_range_durations, compute_ranges
 from backend.services.analysis.ranks import compute_ranks
 from backend.services.analysis.roofline import compute_roofline
@@ -27,9 +30,11 @@ __all__ = [
     "compute_memory_ops",
     "compute_memory_peak",
     "compute_ncu_sections",
+    "compute_operators",
     "compute_range_durations",
     "compute_ranges",
     "compute_ranks",
     "compute_roofline",
+    "compute_stacks",
     "compute_step_breakdown",
 ]

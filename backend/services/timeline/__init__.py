@@ -9,6 +9,7 @@ from backend.services.timeline.counters import get_counters
 from backend.services.timeline.events import get_event_detail, list_gaps, search
 from backend.services.timeline.flows import get_event_flows
 from backend.services.timeline.index import write_timeline_index
+from backend.services.timeline.launch import GPU_WORK, LAUNCHED_BY
 from backend.services.timeline.steps import list_steps, set_step_marker
 from backend.services.timeline.utilization import get_overview
 from backend.services.timeline.windows import (
@@ -21,6 +22,8 @@ from backend.services.timeline.windows import (
 
 __all__ = [
     "DEFAULT_MAX_ITEMS",
+    "GPU_WORK",
+    "LAUNCHED_BY",
     "TimelineCollector",
     "get_area_summary",
     "get_counters",
