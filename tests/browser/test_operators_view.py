@@ -103,6 +103,5 @@ def test_icicle_draws_stacks_and_modules(
         page.locator(NAMES).first.click()
         sites = page.locator("#trace-operators-call-stacks")
         expect(sites).to_contain_text("nn.Module: Linear_0")
-        sites.scroll_into_view_if_needed()
         page.screenshot(path=artifacts / "operators_call_stacks.png", full_page=True)
     assert page_errors.messages == []
