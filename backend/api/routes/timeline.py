@@ -2,7 +2,7 @@
 summaries, counter tracks), event detail and flows, and the trace's events as Chrome-trace
 JSON or as the Parquet file they are stored in."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Depends, Query
@@ -46,20 +46,24 @@ def _lane_ids(lanes: str | None) -> list[int] | None:
         raise InvalidInputError(f"lanes must be comma-separated lane ids, got {lanes!r}") from e
 
 
-@router.get("/{trace_id}/timeline")
-def get_timeline(
-    trace_id: str,
-    session: SessionDep,
+def _window_query(
     start_ns: int | None = None,
     end_ns: int | None = None,
     max_items: Annotated[int, Query(ge=1, le=100_000)] = service.DEFAULT_MAX_ITEMS,
     lanes: Annotated[str | None, Query(description="Comma-separated lane ids.")] = None,
-) -> TimelineWindow:
+) -> dict[str, Any]:
+    """The query of a window, shared by its JSON and column forms."""
+    return {"start_ns": start_ns, "end_ns": end_ns, "max_items": max_items,
+            "lanes": _lane_ids(lanes)}  # fmt: skip
+
+
+WindowQuery = Annotated[dict[str, Any], Depends(_window_query)]
+
+
+@router.get("/{trace_id}/timeline")
+def get_timeline(trace_id: str, session: SessionDep, window: WindowQuery) -> TimelineWindow:
     """At most max_items drawable items of the window: merged busy blocks or raw events."""
-    return service.get_window(
-        session=session, trace_id=trace_id, start_ns=start_ns, end_ns=end_ns,
-        max_items=max_items, lanes=_lane_ids(lanes),
-    )  # fmt: skip
+    return service.get_window(session=session, trace_id=trace_id, **window)
 
 
 @router.get("/{trace_id}/timeline/lanes")
@@ -73,23 +77,13 @@ def get_timeline_lanes(trace_id: str, session: SessionDep) -> TimelineLanes:
     response_class=Response,
     responses={200: {"content": {"application/json": {}}}},
 )
-def get_timeline_columns(
-    trace_id: str,
-    session: SessionDep,
-    start_ns: int | None = None,
-    end_ns: int | None = None,
-    max_items: Annotated[int, Query(ge=1, le=100_000)] = service.DEFAULT_MAX_ITEMS,
-    lanes: Annotated[str | None, Query(description="Comma-separated lane ids.")] = None,
-) -> Response:
+def get_timeline_columns(trace_id: str, session: SessionDep, window: WindowQuery) -> Response:
     """The window of `GET .../timeline` as parallel arrays (the canvas renderer's form):
     times are ns offsets from `trace_start_ns` (a decimal string), names and categories
     indexes into their tables, `id` -1 for merged blocks, `mix` 4 numbers per item (ns of
     compute, communication, memcpy, memset in a merged GPU block). No hover args."""
-    window = service.window_items(
-        session=session, trace_id=trace_id, start_ns=start_ns, end_ns=end_ns,
-        max_items=max_items, lanes=_lane_ids(lanes),
-    )  # fmt: skip
-    return Response(orjson.dumps(service.window_columns(window)), media_type="application/json")
+    items = service.window_items(session=session, trace_id=trace_id, **window)
+    return Response(orjson.dumps(service.window_columns(items)), media_type="application/json")
 
 
 @router.get("/{trace_id}/timeline/overview")

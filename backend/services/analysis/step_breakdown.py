@@ -20,7 +20,6 @@ lowest number on a tie).
 Public surface: `compute_step_breakdown`, `STEP_RULE`.
 """
 
-from collections.abc import Iterator
 from typing import Any, Literal
 
 from sqlmodel import Session
@@ -28,9 +27,9 @@ from sqlmodel import Session
 from backend.models import Trace
 from backend.models.ranks import StepBreakdownPublic, StepRow, StepSpread
 from backend.services.analysis.gpu_work import GpuWork, load_gpu_work, ready, split_window
-from backend.services.analysis.stored import read_events
+from backend.services.timeline import annotation_ranges, launched_in_steps
 from ingest.distribution import distribution
-from ingest.steps import Launch, Range, StepMarking, StepRange, find_steps, gpu_extents
+from ingest.steps import StepMarking, StepRange, find_steps, gpu_extents
 
 Window = Literal["cpu", "gpu"]
 STEP_RULE = (
@@ -39,42 +38,16 @@ STEP_RULE = (
     "split exclusively (compute > communication > memcpy > memset), idle = window - union "
     "of GPU busy; step time = longest window over ranks; p50 median, p95 nearest-rank"
 )
-_RANGES = "SELECT name, start_ns, dur_ns, rank, pid, tid FROM {events} WHERE kind = ? ORDER BY id"
-
-
-_GPU_WORK = ["kernel", "memcpy", "memset"]
-
-
-def _launched(trace: Trace, marking: StepMarking) -> Iterator[Launch]:
-    """(rank, runtime call start, GPU start, GPU end) of the GPU work launched during the
-    steps, matched by correlation per rank (the first call wins), as the summary does
-    (`backend.services.timeline.steps`, which this package may not import)."""
-    lo = min(s.start_ns for s in marking.steps)
-    hi = max(s.start_ns + s.dur_ns for s in marking.steps)
-    calls: dict[tuple[Any, int], int] = {}
-    runtime = (
-        "SELECT rank, correlation, start_ns FROM {events} WHERE kind = 'runtime' "
-        "AND start_ns >= ? AND start_ns < ? AND correlation IS NOT NULL ORDER BY start_ns, id"
-    )
-    for rank, corr, start in read_events(trace, runtime, [lo, hi]):
-        calls.setdefault((rank, corr), start)
-    work = (
-        "SELECT rank, correlation, start_ns, dur_ns FROM {events} "
-        "WHERE kind IN (SELECT unnest(?)) AND start_ns >= ? AND correlation IS NOT NULL "
-        "ORDER BY id"
-    )
-    for rank, corr, start, dur in read_events(trace, work, [_GPU_WORK, lo]):
-        cpu_t = calls.get((rank, corr))
-        if cpu_t is not None:
-            yield rank, cpu_t, start, start + dur
 
 
 def _windows(trace: Trace, marking: StepMarking, window: Window) -> dict[Any, tuple[int, int]]:
     """(rank, step) -> the step's window on that rank."""
     out = {(s.rank, s.step): (s.start_ns, s.start_ns + s.dur_ns) for s in marking.steps}
     if window == "gpu" and marking.steps:
-        mirrors = [Range(*r) for r in read_events(trace, _RANGES, ["gpu_annotation"])]
-        for key, (lo, hi) in gpu_extents(marking, _launched(trace, marking), mirrors).items():
+        mirrors = annotation_ranges(trace, "gpu_annotation")
+        for key, (lo, hi) in gpu_extents(
+            marking, launched_in_steps(trace, marking), mirrors
+        ).items():
             out[key] = (lo, hi)
     return out
 
@@ -127,7 +100,7 @@ def compute_step_breakdown(
         NotFoundError: no such trace. InvalidInputError: it is not ready.
     """
     trace = ready(session, trace_id)
-    ranges = [Range(*r) for r in read_events(trace, _RANGES, ["annotation"])]
+    ranges = annotation_ranges(trace, "annotation")
     marking = find_steps(ranges, trace.step_marker)
     work = load_gpu_work(trace) if marking.steps else GpuWork()
     windows = _windows(trace, marking, window)

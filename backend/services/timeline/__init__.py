@@ -10,7 +10,12 @@ from backend.services.timeline.events import get_event_detail, list_gaps, search
 from backend.services.timeline.flows import get_event_flows
 from backend.services.timeline.index import write_timeline_index
 from backend.services.timeline.launch import GPU_WORK, LAUNCHED_BY
-from backend.services.timeline.steps import list_steps, set_step_marker
+from backend.services.timeline.steps import (
+    annotation_ranges,
+    launched_in_steps,
+    list_steps,
+    set_step_marker,
+)
 from backend.services.timeline.utilization import get_overview
 from backend.services.timeline.windows import (
     DEFAULT_MAX_ITEMS,
@@ -25,6 +30,7 @@ __all__ = [
     "GPU_WORK",
     "LAUNCHED_BY",
     "TimelineCollector",
+    "annotation_ranges",
     "get_area_summary",
     "get_counters",
     "get_event_detail",
@@ -32,6 +38,7 @@ __all__ = [
     "get_lanes",
     "get_overview",
     "get_window",
+    "launched_in_steps",
     "list_gaps",
     "list_steps",
     "ready_trace",

@@ -23,7 +23,7 @@ from ingest.steps import Launch, Range, StepMarking, find_steps, summarize
 _GPU_WORK = ["kernel", "memcpy", "memset"]
 
 
-def _ranges(trace: Trace, kind: str) -> list[Range]:
+def annotation_ranges(trace: Trace, kind: str) -> list[Range]:
     """Every stored event of `kind` ("annotation" or "gpu_annotation"), in the parser's
     order; annotations are few."""
     sql = "SELECT name, start_ns, dur_ns, rank, pid, tid FROM {events} WHERE kind = ? ORDER BY id"
@@ -58,7 +58,7 @@ def list_steps(*, session: Session, trace_id: str, marker: str | None = None) ->
         NotFoundError: no such trace. InvalidInputError: it is not ready.
     """
     trace = ready_trace(session, trace_id)
-    ranges = _ranges(trace, "annotation")
+    ranges = annotation_ranges(trace, "annotation")
     marking = find_steps(ranges, marker if marker is not None else trace.step_marker)
     return _public(trace_id, marking, trace.step_marker)
 
@@ -72,15 +72,15 @@ def set_step_marker(*, session: Session, trace_id: str, marker: str | None) -> S
             range of it is named by `marker`.
     """
     trace = ready_trace(session, trace_id)
-    marking = find_steps(_ranges(trace, "annotation"), marker)
+    marking = find_steps(annotation_ranges(trace, "annotation"), marker)
     if marker is not None and not marking.steps:
         known = ", ".join(o.marker for o in marking.options[:10]) or "none"
         raise InvalidInputError(
             f"step_marker {marker!r}: no annotation range of trace {trace_id} has that name "
             f"or family; its annotations: {known}"
         )
-    mirrors = _ranges(trace, "gpu_annotation")
-    steps = summarize(marking, _launched(trace, marking), mirrors)
+    mirrors = annotation_ranges(trace, "gpu_annotation")
+    steps = summarize(marking, launched_in_steps(trace, marking), mirrors)
     trace.summary = {**(trace.summary or {}), "steps": dict(steps)}
     trace.step_marker = marker
     session.add(trace)
@@ -88,7 +88,7 @@ def set_step_marker(*, session: Session, trace_id: str, marker: str | None) -> S
     return _public(trace_id, marking, marker)
 
 
-def _launched(trace: Trace, marking: StepMarking) -> Iterator[Launch]:
+def launched_in_steps(trace: Trace, marking: StepMarking) -> Iterator[Launch]:
     """(rank, runtime call start, GPU start, GPU end) of the GPU work launched during the
     steps: runtime calls inside the steps' span, matched to GPU work by correlation id (per
     rank; the first call wins), as the ingest summary matches them."""
