@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 from fastapi.responses import PlainTextResponse
 
-from backend.api.deps import SessionDep
+from backend.api.deps import MAX_OFFSET, SessionDep
 from backend.models.analyses import ComparePublic, FindingsPublic, MemoryPublic, RooflinePublic
 from backend.models.memory_ops import MemoryOpsPublic, MemoryOpsSort, MemoryPeakPublic
 from backend.models.ncu_sections import NcuSectionsPublic
@@ -74,7 +74,7 @@ def get_memory_ops(
         "alloc_bytes"
     ),
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> MemoryOpsPublic:
     """Per op: allocations and frees made inside it, what it still held at the end and at
     the device's peak (each `[memory]` event given to the innermost op of its thread)."""
