@@ -63,6 +63,13 @@ class _Target:
     has_stacks: bool
 
 
+def _blocks_of(target: _Target, with_stacks: bool) -> DeviceBlocks:
+    """The device's allocation blocks (none when the trace has no memory events)."""
+    if target.device is None:
+        return DeviceBlocks(rank=None, device=0)
+    return load_blocks(target.trace, target.rank, target.device, with_stacks=with_stacks)
+
+
 def _target(session: Session, trace_id: str, rank: int | None, device: int | None) -> _Target:
     """The trace and the (rank, device) asked for, or the first with memory events."""
     trace = get_trace(session=session, trace_id=trace_id)
@@ -144,10 +151,7 @@ def compute_memory_ops(
     """
     target = _target(session, trace_id, rank, device)
     by_stack = group == "stack"
-    if target.device is None:
-        blocks = DeviceBlocks(rank=None, device=0)
-    else:
-        blocks = load_blocks(target.trace, target.rank, target.device, with_stacks=by_stack)
+    blocks = _blocks_of(target, by_stack)
     rows = sorted(_op_rows(blocks, by_stack), key=OPS_SORTS[sort])
     freed = [b for b in blocks.blocks if b.free_index is not None and not b.lost_free]
     return MemoryOpsPublic(
@@ -209,10 +213,7 @@ def compute_memory_peak(
     """
     target = _target(session, trace_id, rank, device)
     by_stack = group == "stack"
-    if target.device is None:
-        blocks = DeviceBlocks(rank=None, device=0)
-    else:
-        blocks = load_blocks(target.trace, target.rank, target.device, with_stacks=by_stack)
+    blocks = _blocks_of(target, by_stack)
     rows = _peak_rows(blocks, by_stack)
     live = [b for b in blocks.blocks if _live_at_peak(b, blocks.peak_index)]
     live_bytes = sum(b.bytes for b in live)

@@ -6,15 +6,13 @@ and goes out through `orjson` untouched. Times are offsets from the trace's firs
 nanosecond, because absolute ns (~1.7e18 on Kineto's clock) exceed the 2^53 a JavaScript
 number holds exactly; the trace's start is sent as a decimal string.
 
-Public surface: `window_columns`, `MIX_CATEGORIES`.
+Public surface: `window_columns` (the mix order: `pyramid.MIX_CATEGORIES`).
 """
 
 from typing import Any
 
+from backend.services.timeline.pyramid import MIX_CATEGORIES
 from backend.services.timeline.windows import Window
-
-# The order of a block's `mix` numbers (GPU lanes): summed ns of each category.
-MIX_CATEGORIES = ("compute", "communication", "memcpy", "memset")
 
 
 def window_columns(window: Window) -> dict[str, Any]:
