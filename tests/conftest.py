@@ -76,6 +76,28 @@ def settings_on(
         _clear_caches()
 
 
+@contextlib.contextmanager
+def app_with_traces(
+    folder: Path, paths: dict[str, Path]
+) -> Iterator[tuple[TestClient, Settings, dict[str, str]]]:
+    """For module-scoped API tests: a migrated SQLite database, uploads up to 64 MiB, the app
+    over it, and each of `paths` that exists uploaded and ingested (name -> trace id)."""
+    with (
+        pytest.MonkeyPatch.context() as mp,
+        fresh_database("sqlite", folder) as url,
+        settings_on(url, folder, mp) as settings,
+    ):
+        mp.setenv("PERFDASH_MAX_UPLOAD_BYTES", str(64 * 1024 * 1024))
+        get_settings.cache_clear()
+        with TestClient(create_app()) as client:
+            traces = {
+                name: upload_and_ingest(client, get_engine(), settings, path)
+                for name, path in paths.items()
+                if path.exists()
+            }
+            yield client, settings, traces
+
+
 @pytest.fixture
 def settings(
     database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

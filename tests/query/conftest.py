@@ -17,10 +17,9 @@ from fastapi.testclient import TestClient
 
 from backend.core.config import get_settings
 from backend.core.db import get_engine
-from backend.main import create_app
 from backend.services.loading import ingest_trace
-from tests.conftest import CORPUS, DATA, REPO, fresh_database, settings_on
-from tests.factories import upload, upload_and_ingest
+from tests.conftest import CORPUS, DATA, REPO, app_with_traces
+from tests.factories import upload
 
 TRACES = {
     "h200_gpt_12l": REPO / "perf" / "data" / "h200_gpt_12l.pt.trace.json.gz",
@@ -55,24 +54,12 @@ class World:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     folder = tmp_path_factory.mktemp("query")
-    with (
-        pytest.MonkeyPatch.context() as mp,
-        fresh_database("sqlite", folder) as url,
-        settings_on(url, folder, mp) as settings,
-    ):
-        mp.setenv("PERFDASH_MAX_UPLOAD_BYTES", str(64 * 1024 * 1024))
-        get_settings.cache_clear()
-        with TestClient(create_app()) as client:
-            traces = {
-                name: upload_and_ingest(client, get_engine(), settings, path)
-                for name, path in TRACES.items()
-                if path.exists()
-            }
-            ranks = [(p.name, p.read_bytes()) for p in sorted(DDP.glob("ddp_rank*.json.gz"))]
-            traces["ddp"] = str(upload(client, ranks)["id"])
-            status = ingest_trace(engine=get_engine(), settings=settings, trace_id=traces["ddp"])
-            assert status == "ready"
-            yield World(client, traces)
+    with app_with_traces(folder, TRACES) as (client, settings, traces):
+        ranks = [(p.name, p.read_bytes()) for p in sorted(DDP.glob("ddp_rank*.json.gz"))]
+        traces["ddp"] = str(upload(client, ranks)["id"])
+        status = ingest_trace(engine=get_engine(), settings=settings, trace_id=traces["ddp"])
+        assert status == "ready"
+        yield World(client, traces)
 
 
 @pytest.fixture

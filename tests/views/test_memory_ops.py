@@ -19,14 +19,12 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 
-from backend.core.config import Settings, get_settings
-from backend.core.db import get_engine
-from backend.main import create_app
+from backend.core.config import Settings
 from backend.models.memory_ops import MemoryOpsSort
 from backend.services.analysis.memory_ops import OPS_SORTS
 from backend.services.loading import ingest_trace
-from tests.conftest import CORPUS, DATA, REPO, fresh_database, settings_on
-from tests.factories import Ingest, upload, upload_and_ingest
+from tests.conftest import CORPUS, DATA, REPO, app_with_traces
+from tests.factories import Ingest, upload
 from tests.views.memory_reference import OUTSIDE, expected
 
 SAMPLE = REPO / "backend" / "sample_data"
@@ -54,20 +52,9 @@ class World:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     folder = tmp_path_factory.mktemp("memory_ops")
-    with (
-        pytest.MonkeyPatch.context() as mp,
-        fresh_database("sqlite", folder) as url,
-        settings_on(url, folder, mp) as settings,
-    ):
-        mp.setenv("PERFDASH_MAX_UPLOAD_BYTES", str(64 * 1024 * 1024))
-        get_settings.cache_clear()
-        with TestClient(create_app()) as client:
-            traces = {
-                name: upload_and_ingest(client, get_engine(), settings, path)
-                for name, (path, _) in TRACES.items()
-                if path.exists()
-            }
-            yield World(client, traces)
+    paths = {name: path for name, (path, _) in TRACES.items()}
+    with app_with_traces(folder, paths) as (client, _, traces):
+        yield World(client, traces)
 
 
 def _trace(world: World, name: str) -> str:
