@@ -55,7 +55,7 @@ def sniff_rank(stream: BinaryIO, name: str) -> RankHead:
     if not is_kineto_head(head):
         raise UnsupportedFormatError(
             f"{name}: not a torch.profiler trace, so not a rank of a multi-rank trace "
-            f"(it starts with {head.lstrip()[:32]!r})"
+            f"(it starts with {head.lstrip()[:32].decode(errors='replace')!r})"
         )
     dist = _DIST.search(head)
     if dist is None:
