@@ -150,3 +150,27 @@ def test_a_wrong_file_dropped_with_a_rank_is_named_and_nothing_is_stored(
     expect(page.locator(f"{AREA} .upload-file")).to_have_count(1)
     expect(page.locator(f"{AREA} .upload-send")).to_be_enabled()
     assert page_errors.messages == []
+
+
+def test_a_run_folder_is_walked_and_its_non_trace_files_are_named(
+    module_server: Server, page: Page, page_errors: PageErrors
+) -> None:
+    """A whole run folder (two rank files, a README and a JSON of expectations) picked
+    with the folder picker, sent as ranks: the two extra files are named, and once they
+    are removed the rank files are left staged under their folder paths."""
+    folder = DDP[0].parent
+    extra = sorted(p.name for p in folder.iterdir() if p not in DDP)
+    page.goto(module_server.base_url + "/")
+    page.set_input_files(f"{AREA} .upload-folder-input", folder)
+    rows = page.locator(f"{AREA} .upload-file")
+    expect(rows).to_have_count(len(DDP) + len(extra))
+    expect(page.locator(f"{AREA} .upload-file-name").first).to_contain_text(f"{folder.name}/")
+    page.check(f"{AREA} input[value=ranks]")
+    page.click(f"{AREA} .upload-send")
+    for name in extra:
+        row = page.locator(f'{AREA} .upload-file[data-file="{name}"]')
+        expect(row.locator(".upload-error")).to_contain_text("not a torch.profiler trace")
+        row.get_by_role("button", name=f"Remove {folder.name}/{name}").click()
+    expect(rows).to_have_count(len(DDP))
+    expect(page.locator(f"{AREA} .upload-name")).to_have_value("ddp")
+    assert page_errors.messages == []
