@@ -144,7 +144,9 @@ def _hierarchy_block(kernel: JSON, prefix: str) -> html.Div:
         for lv in h.get("levels") or []
     ]  # fmt: skip
     why = (
-        f"Bound by {bound}: its bytes take the longest at its peak bandwidth."
+        f"Memory traffic bound by {bound}: its bytes take the longest at its peak bandwidth "
+        "(the nearest roof of Nsight's hierarchical roofline; the roofline above says whether "
+        "the kernel is memory-bound at all)."
         if bound
         else "No bound: the CSV lacks the levels' peaks (a raw page has them)."
     )

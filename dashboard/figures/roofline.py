@@ -147,7 +147,7 @@ def _hierarchy_hover(p: JSON) -> str:
         if p.get(key) is not None
     ]
     if p.get("memory_bound_level"):
-        parts.append(f"memory level: {p['memory_bound_level']}")
+        parts.append(f"nearest memory roof: {p['memory_bound_level']}")
     return "<br>" + "  ".join(parts) if parts else ""
 
 
