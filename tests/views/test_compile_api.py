@@ -150,3 +150,42 @@ def test_limits(world: Any, query: str, status: int) -> None:
 def test_unknown_trace_is_404(world: Any) -> None:
     client, _ = world
     assert client.get("/api/v1/traces/0123456789abcdef/compile").status_code == 404
+
+
+def _op(name: str, ts: float, dur: float, tid: int = 1, cat: str = "cpu_op") -> dict[str, Any]:
+    return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur}
+
+
+def test_older_torch_names_threads_and_overlaps(client: TestClient, ingest: Any) -> None:
+    """torch 2.0-2.4 names (`_compile.<locals>.compile_inner`, no compile ids), two threads,
+    and a phase that overlaps the next top-level one without nesting in it."""
+    inner = "_compile.<locals>.compile_inner" + SUFFIX
+    events = [
+        _op(inner, 0, 100), _op("OutputGraph.call_user_compiler" + SUFFIX, 10, 50),
+        _op("compile_fx_inner" + SUFFIX, 20, 30),
+        _op("build_guards" + SUFFIX, 90, 30),  # overlaps compile_inner's end: top level
+        _op(inner, 0, 40, tid=2),  # another thread: its time adds
+        _op("Torch-Compiled Region", 200, 10), _op("TorchDynamo Cache Lookup", 199, 1),
+        _op("aten::mm", 300, 5),
+    ]  # fmt: skip
+    doc = {"schemaVersion": 1, "traceEvents": events}
+    trace_id = ingest(json.dumps(doc).encode(), "old_torch.pt.trace.json")
+    response = client.get(f"/api/v1/traces/{trace_id}/compile")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    phases = {p["name"]: (p["count"], p["total_ns"], p["self_ns"]) for p in body["phases"]}
+    assert phases == {
+        "_compile.<locals>.compile_inner": (2, 140_000, 90_000),  # 100 - 50; + 40 on tid 2
+        "OutputGraph.call_user_compiler": (1, 50_000, 20_000),
+        "compile_fx_inner": (1, 30_000, 30_000),
+        "build_guards": (1, 30_000, 30_000),
+    }
+    assert body["compile_ns"] == 120_000 + 40_000  # [0, 120) on tid 1, [0, 40) on tid 2
+    assert body["run_ns"] == 305_000
+    assert body["graphs_compiled"] == 2 and body["recompiles"] == 0
+    assert body["graph_breaks"] is None and body["frames"] == []
+    assert [c["compile_id"] for c in body["compiles"]] == [None, None]
+    assert {r["name"] for r in body["regions"]} == {
+        "Torch-Compiled Region",
+        "TorchDynamo Cache Lookup",
+    }
