@@ -33,7 +33,7 @@ Public surface: `compute_compile`.
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
@@ -82,7 +82,6 @@ class _Acc:
     total: int = 0
     self_ns: int = 0
     top: bool = False
-    ids: list[tuple[int, int]] = field(default_factory=list)
 
 
 def _nest(rows: list[tuple[Any, ...]]) -> list[_Phase]:
