@@ -12,10 +12,12 @@ each (synchronous) iteration.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import shutil
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,12 +126,22 @@ def measure(
     iters: int,
     min_warmup_s: float = 0.0,
     flush: Callable[[], None] | None = None,
+    window: AbstractContextManager[None] | None = None,
 ) -> Timing:
     """Warm up (see `warm_up`), synchronise, then time `iters` iterations.
 
-    `flush`, when given, runs before each timed iteration, outside its events.
+    `flush`, when given, runs before each timed iteration, outside its events. `window`
+    (the GPU guard's sampler) is entered right before the timed loop and left after the
+    final synchronise, so it spans exactly the GPU work that was timed.
     """
     warm_up(step, device=device, warmup=warmup, min_s=min_warmup_s)
+    with window or contextlib.nullcontext():
+        return _timed(step, device=device, iters=iters, flush=flush)
+
+
+def _timed(
+    step: Step, *, device: torch.device, iters: int, flush: Callable[[], None] | None
+) -> Timing:
     if device.type != "cuda":
         samples = []
         for _ in range(iters):
