@@ -47,7 +47,7 @@ def _throttled(gpu: dict[str, Any], min_fraction: float) -> list[dict[str, Any]]
     for reason, share in (gpu.get("reasons") or {}).items():
         if reason in SLOWDOWNS:
             clock = f"; SM clock median {median:.0f} MHz" if median is not None else ""
-            detail = f"{reason} in {share:.0%} of {n} samples through the timed loop{clock}"
+            detail = f"{reason} in {share:.1%} of {n} samples through the timed loop{clock}"
             out.append({"flag": "throttled", "gpu": index, "reason": reason, "detail": detail})
     locked, _ = clock_lock(gpu)
     target = locked or gpu.get("sm_max_mhz")

@@ -55,6 +55,7 @@ SLOWDOWNS = frozenset(
     ("sw_power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake",
      "board_limit", "reliability")
 )  # fmt: skip
+SLOWDOWN_MASK = sum(bit for bit, name in REASON_BITS.items() if name in SLOWDOWNS)
 
 
 def load_nvml() -> Any:
@@ -250,6 +251,7 @@ class GpuMonitor:
         """`environment["gpu_state"]`: statics, summaries, reason shares and the series."""
         return {
             "period_ms": round(self.period_s * 1000, 3),
+            "slowdown_mask": SLOWDOWN_MASK,  # which bits of `series.reasons` are slowdowns
             "windows": self._windows,
             "gpus": [self._gpu_state(g) for g in self._gpus],
         }
