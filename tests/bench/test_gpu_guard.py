@@ -142,6 +142,19 @@ def test_another_process_contends_but_our_children_do_not() -> None:
     assert "pid 1" in contended[0]["detail"]
 
 
+HIDDEN = 4194303  # above any pid_max: a pid of another PID namespace (NVML in a container)
+
+
+def test_host_pids_in_a_container_count_the_runner_once() -> None:
+    alone = monitored(phase("idle0", pids=[HIDDEN]))
+    shared = monitored(phase("idle0", pids=[HIDDEN, HIDDEN - 1]))
+    assert "contended" not in {f["flag"] for f in evaluate(alone, 0.9)}
+    assert alone["host_pids"] and alone["gpus"][0]["foreign_pids"] == []
+    contended = [f for f in evaluate(shared, 0.9) if f["flag"] == "contended"]
+    assert len(contended) == 1 and "1 other process" in contended[0]["detail"]
+    assert "host pids" in contended[0]["detail"]
+
+
 def test_missing_fields_are_absent_not_guessed() -> None:
     state = monitored([{**s, "power_mw": None} for s in phase("idle0")], name=None)
     gpu = state["gpus"][0]

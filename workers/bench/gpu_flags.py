@@ -72,6 +72,8 @@ def evaluate(state: dict[str, Any] | None, min_clock_fraction: float) -> list[di
             pids = ", ".join(map(str, gpu["foreign_pids"][:8]))
             count = len(gpu["foreign_pids"])
             detail = f"{count} other process(es) on the GPU during the timed loop (pid {pids})"
+            if (state or {}).get("host_pids"):
+                detail += "; NVML reports host pids here, so which pid is the runner is a guess"
             flags.append({"flag": "contended", "gpu": gpu["index"], "reason": "other_process",
                           "detail": detail})  # fmt: skip
         locked, why = clock_lock(gpu)

@@ -160,7 +160,9 @@ class GpuMonitor:
         self.nvml, self.period_s, self.clock = nvml, period_s, clock
         self.evaluate_only_busy = evaluate_only_busy
         self.own_pid = os.getpid() if own_pid is None else own_pid
+        self.proc, self.host_pids = Path("/proc"), False
         self._ours: set[int] = {self.own_pid}
+        self._not_ours: set[int] = set()
         self._gpus = []
         for index in gpus:
             handle = nvml.nvmlDeviceGetHandleByIndex(index)
@@ -173,10 +175,23 @@ class GpuMonitor:
         self._lock = threading.Lock()
 
     def _foreign(self, pids: list[int]) -> set[int]:
+        """The pids of `pids` that are not the runner or its children.
+
+        In a container NVML may report host pids, which this PID namespace cannot see.
+        When none of the listed pids is ours and some are invisible, one invisible pid is
+        taken to be the runner (which has a CUDA context on every GPU it times), so one
+        process alone never reads as contention; `host_pids` in the state says so.
+        """
         unknown = [p for p in pids if p not in self._ours]
-        if unknown:  # a new child (a rank, a command) joins ours; anything else is foreign
-            self._ours = descendants(self.own_pid)
-        return {p for p in unknown if p not in self._ours}
+        if set(unknown) - self._not_ours:  # a pid never seen: a new child (a rank, a command)?
+            self._ours = descendants(self.own_pid)  # one /proc scan per new pid, not per sample
+            self._not_ours |= {p for p in unknown if p not in self._ours}
+        foreign = sorted(p for p in unknown if p not in self._ours)
+        hidden = [p for p in foreign if not (self.proc / str(p)).exists()]
+        if hidden and len(foreign) == len(pids):
+            self.host_pids = True
+            foreign.remove(hidden[0])
+        return set(foreign)
 
     def read(self, gpu: _Gpu) -> dict[str, Any]:
         """One reading of every sampled field of `gpu` (None where NVML does not answer)."""
@@ -252,6 +267,7 @@ class GpuMonitor:
         return {
             "period_ms": round(self.period_s * 1000, 3),
             "slowdown_mask": SLOWDOWN_MASK,  # which bits of `series.reasons` are slowdowns
+            "host_pids": self.host_pids,
             "windows": self._windows,
             "gpus": [self._gpu_state(g) for g in self._gpus],
         }
