@@ -243,8 +243,8 @@ class GpuMonitor:
 
         def loop() -> None:
             deadline = time.monotonic()
-            while True:
-                deadline += self.period_s
+            while True:  # a fixed period; a slow reading (many GPUs) delays, never bunches
+                deadline = max(deadline + self.period_s, time.monotonic())
                 if stop.wait(max(0.0, deadline - time.monotonic())):
                     return
                 self.sample()
