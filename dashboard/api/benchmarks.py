@@ -95,6 +95,7 @@ class BenchSpec(TypedDict):
     timeout_s: int
     schedule: str | None
     install: str | None
+    settle: dict[str, float] | None
     spec_hash: str
     last_run: BenchRun | None
 
