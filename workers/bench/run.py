@@ -234,7 +234,7 @@ def execute(req: RunRequest, out_dir: Path) -> dict[str, Any]:
     except Exception as e:  # the run fails with a message; the process still reports it
         result["error"] = f"{type(e).__name__}: {e}"[:4000]
         result["traceback"] = traceback.format_exc()[-8000:]
-    if guard is not None:  # a failed run keeps what the GPU did up to the failure
+    if guard is not None:  # result.json of a failed run still says what the GPU did
         state, result["warnings"] = guard.environment()
         result["environment"].update(state)
     return result
