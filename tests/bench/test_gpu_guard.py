@@ -105,6 +105,18 @@ def test_sustained_gemm_is_throttled_by_the_power_cap() -> None:
     assert series["reasons"][-1] == samples[-1]["reasons"]
 
 
+def test_long_runs_keep_exact_counts_in_bounded_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("workers.bench.gpu_monitor.KEEP_ROWS", 100)
+    samples = phase("sustained")
+    gpu = monitored(samples)["gpus"][0]
+    assert gpu["samples"] == 1500 and len(gpu["series"]["sm_mhz"]) <= 100
+    sm = [s["sm"] for s in samples]
+    assert (gpu["summary"]["sm_mhz"]["min"], gpu["summary"]["sm_mhz"]["max"]) == (min(sm), max(sm))
+    capped = sum(1 for s in samples if s["reasons"] & 4) / len(samples)
+    assert gpu["reasons"]["sw_power_cap"] == pytest.approx(capped, abs=1e-4)
+    assert abs(gpu["summary"]["sm_mhz"]["median"] - statistics.median(sm)) <= 15  # from 1/16
+
+
 def test_idle_gpu_is_not_throttled_but_is_unlocked() -> None:
     flags = evaluate(monitored(phase("idle0")), 0.9)
     assert [f["flag"] for f in flags] == ["unlocked"]

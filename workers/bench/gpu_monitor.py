@@ -26,6 +26,7 @@ import os
 import statistics
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,10 @@ from typing import Any
 
 PERIOD_S = 0.02
 SERIES_CAP = 600
+# Readings kept in memory per GPU; past it every other one is dropped (and from then on
+# only every 2nd, 4th, ... is kept), so an hour on 8 GPUs stays a few MB. Counts, min,
+# max and reason shares stay exact; medians come from the kept readings.
+KEEP_ROWS = 20_000
 FIELDS = ("sm_mhz", "mem_mhz", "power_w", "power_limit_w", "temp_c", "util_pct")
 # Clocks-event (formerly "throttle") reason bits, as nvml.h and pynvml define them; the H200
 # probe (perf/gpu_guard/results) recorded these values from nvidia-ml-py 13.
@@ -117,6 +122,26 @@ class _Gpu:
     static: dict[str, Any]
     rows: list[tuple[Any, ...]] = field(default_factory=list)  # (t, window, *FIELDS, reasons)
     foreign: set[int] = field(default_factory=set)
+    count: int = 0
+    stride: int = 1
+    masks: Counter[int] = field(default_factory=Counter)
+    low: dict[str, Any] = field(default_factory=dict)
+    high: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, row: tuple[Any, ...], reading: dict[str, Any]) -> None:
+        """Count a reading exactly; keep every `stride`-th for medians and the series."""
+        self.count += 1
+        if reading["reasons"] is not None:
+            self.masks[reading["reasons"]] += 1
+        for name in FIELDS:
+            value = reading[name]
+            if value is not None:
+                self.low[name] = min(value, self.low.get(name, value))
+                self.high[name] = max(value, self.high.get(name, value))
+        if (self.count - 1) % self.stride == 0:
+            self.rows.append(row)
+        if len(self.rows) > KEEP_ROWS:
+            self.rows, self.stride = self.rows[::2], self.stride * 2
 
 
 def static_facts(nvml: Any, handle: Any) -> dict[str, Any]:
@@ -231,7 +256,7 @@ class GpuMonitor:
             gpu.foreign.update(reading["foreign_pids"])
             row = (round(now - self._t0, 4), window, *(reading[f] for f in FIELDS))
             with self._lock:
-                gpu.rows.append((*row, reading["reasons"]))
+                gpu.add((*row, reading["reasons"]), reading)
 
     @contextlib.contextmanager
     def window(self, label: str = "") -> Iterator[None]:
@@ -274,34 +299,33 @@ class GpuMonitor:
 
     def _gpu_state(self, gpu: _Gpu) -> dict[str, Any]:
         with self._lock:
-            rows = list(gpu.rows)
+            rows, masks, count = list(gpu.rows), Counter(gpu.masks), gpu.count
         columns = list(zip(*rows, strict=True)) if rows else [()] * (len(FIELDS) + 3)
         by_field = dict(zip(("t_s", "window", *FIELDS, "reasons"), columns, strict=True))
-        summary = {name: _summary(by_field[name]) for name in FIELDS}
-        masks = [m for m in by_field["reasons"] if m is not None]
-        shares: dict[str, float] = {}
-        for mask in masks:
+        summary = {name: _summary(gpu, name, by_field[name]) for name in FIELDS}
+        shares: Counter[str] = Counter()
+        for mask, n in masks.items():
             for name in decode_reasons(mask):
-                shares[name] = shares.get(name, 0) + 1
-        busy = any((u or 0) > 0 for u in by_field["util_pct"])
+                shares[name] += n
+        total = sum(masks.values())
         keep = _decimate(len(rows), SERIES_CAP)
         return {
             "index": gpu.index,
             **gpu.static,
-            "samples": len(rows),
-            "evaluated": busy or not self.evaluate_only_busy,
+            "samples": count,
+            "evaluated": (gpu.high.get("util_pct") or 0) > 0 or not self.evaluate_only_busy,
             "summary": summary,
-            "reasons": {k: round(v / len(masks), 4) for k, v in sorted(shares.items())},
+            "reasons": {k: round(v / total, 4) for k, v in sorted(shares.items())},
             "foreign_pids": sorted(gpu.foreign),
             "series": {name: [values[i] for i in keep] for name, values in by_field.items()},
         }
 
 
-def _summary(values: tuple[Any, ...]) -> dict[str, float] | None:
-    present = [v for v in values if v is not None]
-    if not present:
+def _summary(gpu: _Gpu, name: str, kept: tuple[Any, ...]) -> dict[str, float] | None:
+    present = [v for v in kept if v is not None]
+    if not present or name not in gpu.low:
         return None
-    return {"min": min(present), "median": statistics.median(present), "max": max(present)}
+    return {"min": gpu.low[name], "median": statistics.median(present), "max": gpu.high[name]}
 
 
 def _decimate(n: int, cap: int) -> list[int]:
