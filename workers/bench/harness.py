@@ -135,30 +135,26 @@ def measure(
     final synchronise, so it spans exactly the GPU work that was timed.
     """
     warm_up(step, device=device, warmup=warmup, min_s=min_warmup_s)
-    with window or contextlib.nullcontext():
-        return _timed(step, device=device, iters=iters, flush=flush)
-
-
-def _timed(
-    step: Step, *, device: torch.device, iters: int, flush: Callable[[], None] | None
-) -> Timing:
+    timed = window or contextlib.nullcontext()
     if device.type != "cuda":
         samples = []
-        for _ in range(iters):
-            start = time.perf_counter()
-            step()
-            samples.append((time.perf_counter() - start) * 1e3)
+        with timed:
+            for _ in range(iters):
+                start = time.perf_counter()
+                step()
+                samples.append((time.perf_counter() - start) * 1e3)
         return Timing(samples, "perf_counter")
     # torch ships Event without annotations.
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]  # type: ignore[no-untyped-call]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]  # type: ignore[no-untyped-call]
-    for start_event, end_event in zip(starts, ends, strict=True):
-        if flush is not None:
-            flush()
-        start_event.record()
-        step()
-        end_event.record()
-    synchronize(device)
+    with timed:
+        for start_event, end_event in zip(starts, ends, strict=True):
+            if flush is not None:
+                flush()
+            start_event.record()
+            step()
+            end_event.record()
+        synchronize(device)
     return Timing([s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)], "cuda_events")
 
 
