@@ -15,6 +15,7 @@ from sqlmodel import Session, col, select
 
 from backend.core.clock import utc_now
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, RunStatus, WorkloadKind
+from backend.models.bisects import BISECT_BRANCH_PREFIX
 from backend.models.metrics import MetricPoint, MetricRun
 from backend.services.metrics import MetricDocumentError, push_metrics
 
@@ -79,6 +80,12 @@ def _benchmark_name(spec: BenchmarkSpec, label: str) -> str:
     return f"{spec.name}[{label}]" if label else spec.name
 
 
+def pushed_branch(spec: BenchmarkSpec, run: BenchmarkRun) -> str:
+    """The branch a run's metrics are filed under: a bisect's runs measure old commits
+    now, so they go to `bisect/<branch>`, out of the baseline series SLAs read."""
+    return f"{BISECT_BRANCH_PREFIX}{spec.branch}" if run.trigger == "bisect" else spec.branch
+
+
 def metric_document(
     spec: BenchmarkSpec, run: BenchmarkRun, result: dict[str, Any], trace_id: str | None
 ) -> dict[str, Any]:
@@ -93,7 +100,7 @@ def metric_document(
         "project": spec.project,
         "benchmark": spec.name,
         "commit": run.ref,
-        "branch": spec.branch,
+        "branch": pushed_branch(spec, run),
         "run_id": f"bench-{run.id}",
         "timestamp": (run.started_at or utc_now()).isoformat(),
         "environment": result.get("environment") or {},
@@ -121,7 +128,7 @@ def _push(
             "project": spec.project,
             "benchmark": _benchmark_name(spec, point["label"]),
             "commit": run.ref,
-            "branch": spec.branch,
+            "branch": pushed_branch(spec, run),
             # Per point: a command may name its benchmarks the same at every sweep point.
             "run_id": f"bench-{run.id}" + (f"[{point['label']}]" if point["label"] else ""),
         }
