@@ -4,9 +4,9 @@ A git repository of a tiny package (`slowpkg`, a `perfdash.workloads` entry poin
 11 commits; from commit 6 on its busy loop runs twice the rounds. A spec installs it with
 `git+file://REPO@{ref}`, and `POST /benchmarks/slow/bisects {good: c0, bad: c10}` must
 confirm the slowdown on one runner, list the commits with `git rev-list` on that runner,
-bisect, and end `found` at commit 6, within its run budget. The workload times itself
-with the process's CPU clock, so other tests loading the machine do not move it. The expected commit comes
-from how the repository was built here, not from perfdash.
+bisect, and end `found` at commit 6, within its run budget. The expected commit comes
+from how the repository was built here, not from perfdash. The workload times itself
+with the process's CPU clock, so other tests loading the machine do not move it.
 
 API -> Redis (db 14) -> `perfdash worker --queues gpu,ingest` (+ its own runner queue)
 -> pip install at each commit -> runner subprocess -> metrics push -> bisect advanced.
@@ -46,7 +46,7 @@ version = "0.1.0"
 [project.entry-points."perfdash.workloads"]
 slow-step = "slowpkg.bench:step"
 """
-BENCH = '''import time
+BENCH = """import time
 from slowpkg.knob import ROUNDS
 
 
@@ -67,7 +67,7 @@ def step(params, seed, device):
         samples.append((time.process_time() - start) * 1e3)
     return [{"metric": "step_ms", "unit": "ms", "direction": "lower_is_better",
              "samples": samples}]
-'''
+"""
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -24,6 +24,7 @@ from backend.core.task_names import BENCH_TICK, RUN_BENCHMARK
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec
 from backend.services.benchmarks import (
     FailureReason,
+    advance_for_run,
     check_storage_paths,
     claim_run,
     enqueue_due_runs,
@@ -31,7 +32,6 @@ from backend.services.benchmarks import (
     finish_run,
     requeue_run,
 )
-from backend.services.benchmarks.bisect import advance_for_run
 from backend.services.errors import InvalidInputError
 from backend.services.traces import accept_upload
 from workers import runner_registry  # noqa: F401  (connects the worker_ready signal)

@@ -15,7 +15,7 @@ from backend.core.db import get_engine
 from backend.core.task_names import LIST_BISECT_COMMITS
 from backend.models.benchmarks import BenchmarkSpec
 from backend.models.bisects import Bisect
-from backend.services.benchmarks.bisect import git_url, store_commits
+from backend.services.benchmarks import git_url, store_commits
 from workers.bench.commits import CommitListError, commits_between
 from workers.celery_app import app
 

@@ -10,8 +10,7 @@ from backend.api.access import require
 from backend.api.deps import SessionDep
 from backend.models.bisects import BisectCreate, BisectPublic, BisectsPublic
 from backend.services.auth import RUN_BENCHMARK
-from backend.services.benchmarks.bisect import start_bisect
-from backend.services.benchmarks.bisect_report import get_bisect, list_bisects
+from backend.services.benchmarks import get_bisect, list_bisects, start_bisect
 
 router = APIRouter(prefix="/benchmarks", tags=["bisects"])
 bisects_router = APIRouter(prefix="/bisects", tags=["bisects"])

@@ -22,7 +22,7 @@ from sqlmodel import Session, col, select
 from backend.core.clock import utc_now
 from backend.core.task_names import LIST_BISECT_COMMITS, runner_queue
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, RunStatus
-from backend.models.bisects import BISECT_BRANCH_PREFIX, OPEN_STATUSES, Bisect, BisectCreate
+from backend.models.bisects import OPEN_STATUSES, Bisect, BisectCreate
 from backend.models.metrics import MetricRun
 from backend.models.outbox import OutboxMessage
 from backend.models.slas import Rule, Sla, SlaVerdict, Verdict
@@ -32,7 +32,7 @@ from backend.services.benchmarks.bisect_report import benchmark_name, bisect_eve
 from backend.services.benchmarks.runners import list_runners
 from backend.services.benchmarks.specs import add_run, get_spec
 from backend.services.errors import InvalidInputError
-from backend.services.slas.alerts import record_event
+from backend.services.slas import record_event
 
 log = logging.getLogger(__name__)
 _MAX_ROUNDS = 5  # optimistic-lock retries of one advance
@@ -241,8 +241,8 @@ def advance(session: Session, bisect_id: str) -> Bisect | None:
             return bisect
         measured, direction = _measure(session, bisect)
         plan = decide(_state(bisect, direction), measured)
-        unchanged = plan.status == bisect.status and not plan.queue
-        if unchanged and _verdicts(plan, measured) == bisect.verdicts:
+        waiting = plan.status == bisect.status and not plan.queue
+        if waiting and (not plan.verdicts or _verdicts(plan, measured) == bisect.verdicts):
             return bisect
         if _apply(session, bisect, plan, measured):
             session.refresh(bisect)
@@ -333,10 +333,11 @@ def _commit_before(session: Session, spec: BenchmarkSpec, benchmark: str, commit
     return ordered[at - 1] if at > 0 else ""
 
 
-def start_from_verdicts(session: Session, verdicts: list[SlaVerdict], branch: str) -> list[str]:
+def start_from_verdicts(session: Session, verdicts: list[SlaVerdict]) -> list[str]:
     """Start a bisect for each new `regression` verdict on a spec that can run at a commit:
-    good is the series' commit before the first bad one the rule named. Never raises: a
-    push must not fail because a bisect could not start (no live runner, one already open).
+    good is the commit before the first bad one the rule named, in the spec branch's
+    series. Called after a push (the metrics route, a finished run that was not itself a
+    bisect's). Never raises for a bisect that cannot start (no live runner, one open).
 
     Returns:
         The ids of the bisects started.
@@ -345,7 +346,7 @@ def start_from_verdicts(session: Session, verdicts: list[SlaVerdict], branch: st
     for v in verdicts:
         new = v.rule == Rule.REGRESSION and v.verdict == Verdict.FAIL and v.previous != v.verdict
         found = _spec_of(session, v.benchmark) if new else None
-        if branch.startswith(BISECT_BRANCH_PREFIX) or found is None:
+        if found is None:
             continue
         spec, label = found
         bad = str(v.details.get("first_bad_commit") or "")

@@ -17,6 +17,8 @@ from backend.core.clock import utc_now
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, RunStatus, WorkloadKind
 from backend.models.bisects import BISECT_BRANCH_PREFIX
 from backend.models.metrics import MetricPoint, MetricRun
+from backend.models.slas import SlaVerdict
+from backend.services.benchmarks.bisect import start_from_verdicts
 from backend.services.metrics import MetricDocumentError, push_metrics
 
 
@@ -119,10 +121,12 @@ def _push(
     run: BenchmarkRun,
     result: dict[str, Any],
     trace: str | None,
-) -> list[int]:
+) -> tuple[list[int], list[SlaVerdict]]:
     if spec.kind != WorkloadKind.COMMAND:
-        return push_metrics(session, metric_document(spec, run, result, trace), fmt="native").runs
+        pushed = push_metrics(session, metric_document(spec, run, result, trace), fmt="native")
+        return pushed.runs, pushed.verdicts
     ids: list[int] = []
+    verdicts: list[SlaVerdict] = []
     for point in result["points"]:
         defaults = {
             "project": spec.project,
@@ -132,8 +136,10 @@ def _push(
             # Per point: a command may name its benchmarks the same at every sweep point.
             "run_id": f"bench-{run.id}" + (f"[{point['label']}]" if point["label"] else ""),
         }
-        ids += push_metrics(session, point["document"], defaults=defaults).runs
-    return ids
+        pushed = push_metrics(session, point["document"], defaults=defaults)
+        ids += pushed.runs
+        verdicts += pushed.verdicts
+    return ids, verdicts
 
 
 def _stored_points(session: Session, metric_run_ids: list[int]) -> list[dict[str, Any]]:
@@ -165,7 +171,7 @@ def finish_run(
     if run is None or spec is None:
         raise LookupError(f"benchmark run {run_id} vanished while running")
     try:
-        metric_runs = _push(session, spec, run, result, trace_id)
+        metric_runs, verdicts = _push(session, spec, run, result, trace_id)
     except MetricDocumentError as e:
         fail_run(session, run_id, FailureReason.BAD_OUTPUT, f"the command's output: {e}")
         session.refresh(run)
@@ -185,5 +191,7 @@ def finish_run(
     run.metric_run_ids, run.trace_id, run.finished_at = metric_runs, trace_id, utc_now()
     session.add(run)
     session.commit()
+    if run.trigger != "bisect":  # a bisect's own runs measure old commits on purpose
+        start_from_verdicts(session, verdicts)
     session.refresh(run)
     return run

@@ -171,15 +171,4 @@ def push_metrics(
             session.rollback()
             raise
     outbox.send_now(session, messages)
-    _start_bisects(session, result.verdicts, push.branch)
     return result
-
-
-def _start_bisects(session: Session, verdicts: list[SlaVerdict], branch: str) -> None:
-    """A new regression on a spec that can run at a commit starts a bisect (issue 22)."""
-    if not any(v.verdict == Verdict.FAIL for v in verdicts):
-        return
-    # Imported here: the benchmark services push their runs' metrics through this module.
-    from backend.services.benchmarks.bisect import start_from_verdicts
-
-    start_from_verdicts(session, verdicts, branch)
