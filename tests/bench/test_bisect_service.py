@@ -16,15 +16,15 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from backend.core.task_names import runner_queue
-from backend.models.benchmarks import BenchmarkRun, BenchmarkSpecCreate
+from backend.models.benchmarks import BenchmarkRun, BenchmarkSpecCreate, WorkloadKind
 from backend.models.bisects import Bisect, BisectCreate, BisectStatus
 from backend.models.metrics import MetricRun
 from backend.models.outbox import OutboxMessage
 from backend.models.slas import Rule, SlaCreate
 from backend.models.webhooks import WebhookCreate, WebhookDelivery
+from backend.services.auth.tokens import create_token
 from backend.services.benchmarks.bisect import advance, advance_for_run, start_bisect, store_commits
 from backend.services.benchmarks.runners import register_runner
-from backend.services.auth.tokens import create_token
 from backend.services.benchmarks.runs import claim_run, finish_run
 from backend.services.benchmarks.specs import upsert_spec
 from backend.services.errors import InvalidInputError
@@ -39,7 +39,7 @@ def _spec(session: Session, name: str = "model", install: str | None = HOOK) -> 
     upsert_spec(
         session,
         BenchmarkSpecCreate(
-            name=name, project="p", kind="callable", workload="m:f", install=install
+            name=name, project="p", kind=WorkloadKind.CALLABLE, workload="m:f", install=install
         ),
     )
 
@@ -164,7 +164,7 @@ def test_a_bisect_advances_once_and_reports_when_found(engine: Engine, client: T
         assert bisect.status == BisectStatus.CONFIRMING  # confirmed; the commits are not known
         store_commits(session, bisect.id, ["c1", "c2", "c3", "b-full-hash"])
         session.refresh(bisect)
-        assert bisect.commits == chain and bisect.status == BisectStatus.BISECTING
+        assert (bisect.commits, str(bisect.status)) == (chain, "bisecting")
         assert list(bisect.runs) == ["g", "b", "c2"]
         version = bisect.version
         advance(session, bisect.id)  # nothing finished: nothing new
