@@ -143,6 +143,14 @@ def test_a_regression_verdict_starts_a_bisect_pinned_to_a_runner(
         assert list(bisect.runs) == ["a3", "a4"] and len(bisect.runs["a3"]) == 3
         runs = session.exec(select(BenchmarkRun)).all()
         assert {r.trigger for r in runs} == {"bisect"} and len(runs) == 6
+        # Without git on the runner, the commits pushed to the series between good and bad.
+        bisect.status = BisectStatus.FAILED
+        session.add(bisect)
+        session.commit()
+        wider = start_bisect(session, "model", BisectCreate(good="a1", bad="a4", metric="step_ms"))
+        store_commits(session, wider.id, None, "git: could not read from remote repository")
+        session.refresh(wider)
+        assert (wider.commits, wider.commits_source) == (["a1", "a2", "a3", "a4"], "series")
 
 
 def test_a_bisect_advances_once_and_reports_when_found(engine: Engine, client: TestClient) -> None:
@@ -183,10 +191,18 @@ def test_a_bisect_advances_once_and_reports_when_found(engine: Engine, client: T
         assert delivery.event == "bisect"
         assert delivery.payload["bisect"]["first_bad"] == "c2"
         assert delivery.payload["links"]["bisect"] == f"/api/v1/bisects/{bisect.id}"
-    shown = client.get(f"/api/v1/bisects/{bisect.id}").json()
+        # With profiler traces on the last good and first bad runs: the compare page.
+        for ref, trace in (("c1", "t-good"), ("c2", "t-bad")):
+            run = session.get(BenchmarkRun, bisect.runs[ref][0])
+            assert run is not None
+            run.trace_id = trace
+            session.add(run)
+        session.commit()
+        bisect_id = bisect.id
+    shown = client.get(f"/api/v1/bisects/{bisect_id}").json()
     assert [(s["ref"], s["verdict"]) for s in shown["steps"]] == [
         ("g", "good"), ("c1", "good"), ("c2", "bad"), ("b", "bad")]  # fmt: skip
-    assert shown["runs_used"] == 8 and shown["trace_diff"] is None
+    assert shown["runs_used"] == 8 and shown["trace_diff"] == "/compare?a=t-good&b=t-bad"
 
 
 def test_a_stale_advance_loses_the_race(engine: Engine) -> None:

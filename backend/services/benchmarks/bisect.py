@@ -76,19 +76,7 @@ def start_bisect(
             confirmation, no live runner, or a bisect of this metric is already open.
     """
     spec = get_spec(session, name)
-    if git_url(spec.install) is None:
-        raise InvalidInputError(
-            f"spec {name!r} has no install hook `git+URL@{{ref}}`, so it cannot run at a commit"
-        )
-    if data.budget < 2 * data.repeats + data.probe_repeats:
-        raise InvalidInputError(
-            f"budget {data.budget} cannot pay for {data.repeats} runs at good and at bad "
-            "and one probe"
-        )
-    if data.good == data.bad:
-        raise InvalidInputError("good and bad are the same ref")
-    if _open_bisect(session, spec, data.label, data.metric) is not None:
-        raise InvalidInputError(f"a bisect of {name} {data.label} {data.metric} is already open")
+    _check_request(session, spec, data)
     assert spec.id is not None
     bisect = Bisect(
         id=uuid.uuid4().hex,
@@ -108,6 +96,25 @@ def start_bisect(
     advance(session, bisect.id)
     session.refresh(bisect)
     return bisect
+
+
+def _check_request(session: Session, spec: BenchmarkSpec, data: BisectCreate) -> None:
+    if git_url(spec.install) is None:
+        raise InvalidInputError(
+            f"spec {spec.name!r} has no install hook `git+URL@{{ref}}`, so it cannot run at a "
+            "commit"
+        )
+    if data.budget < 2 * data.repeats + data.probe_repeats:
+        raise InvalidInputError(
+            f"budget {data.budget} cannot pay for {data.repeats} runs at good and at bad "
+            "and one probe"
+        )
+    if data.good == data.bad:
+        raise InvalidInputError("good and bad are the same ref")
+    if _open_bisect(session, spec, data.label, data.metric) is not None:
+        raise InvalidInputError(
+            f"a bisect of {spec.name} {data.label} {data.metric} is already open"
+        )
 
 
 def _open_bisect(session: Session, spec: BenchmarkSpec, label: str, metric: str) -> Bisect | None:
