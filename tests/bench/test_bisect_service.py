@@ -11,10 +11,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
 from fastapi.testclient import TestClient
+from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import Session, SQLModel, col, select
 
+from backend.core.config import Settings
+from backend.core.migrate import alembic_config
 from backend.core.task_names import runner_queue
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpecCreate, WorkloadKind
 from backend.models.bisects import Bisect, BisectCreate, BisectStatus
@@ -218,3 +224,17 @@ def test_a_stale_advance_loses_the_race(engine: Engine) -> None:
         assert not _apply(session, stale, Plan(BisectStatus.FAILED, error="x"), {})
         session.refresh(bisect)
         assert bisect.status == BisectStatus.CONFIRMING
+
+
+def test_the_migration_matches_the_model_and_downgrades(engine: Engine, settings: Settings) -> None:
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        diff = compare_metadata(context, SQLModel.metadata)
+    assert [d for d in diff if "bisects" in str(d)] == []
+    config = alembic_config(settings.resolved_database_url)
+    command.downgrade(config, "0016")
+    engine.dispose()
+    assert "bisects" not in inspect(engine).get_table_names()
+    command.upgrade(config, "head")
+    engine.dispose()
+    assert "bisects" in inspect(engine).get_table_names()
