@@ -46,7 +46,7 @@ SERVICE_DEPENDENCIES: dict[str, set[str]] = {
     "query": {"datasets", "traces", "errors"},
     "slas": {"series", "outbox", "errors"},
     "metrics": {"slas", "series", "outbox", "errors"},
-    "benchmarks": {"metrics", "outbox", "errors"},
+    "benchmarks": {"metrics", "slas", "series", "outbox", "errors"},
 }
 # HTTP clients: in the dashboard only its API client modules may hold one.
 HTTP_CLIENTS = {"httpx", "requests", "urllib3", "aiohttp", "http.client", "urllib.request"}

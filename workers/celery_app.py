@@ -12,7 +12,13 @@ from backend.core.config import get_settings
 from backend.core.db import get_engine
 
 app = Celery(
-    "perfdash", include=["workers.tasks.ingest", "workers.tasks.alerts", "workers.tasks.benchmarks"]
+    "perfdash",
+    include=[
+        "workers.tasks.ingest",
+        "workers.tasks.alerts",
+        "workers.tasks.benchmarks",
+        "workers.tasks.bisect",
+    ],
 )
 app.conf.update(celery_config(get_settings()))
 

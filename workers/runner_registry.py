@@ -3,6 +3,7 @@
 On `worker_ready`, the capabilities (GPUs, driver, CUDA, torch) are probed by running
 `python -m workers.bench.fingerprint` in a subprocess, because importing torch and
 touching CUDA in the worker's parent process would break CUDA in its forked children.
+A runner also consumes `runner.<name>`, its own queue, for bisects (same-runner A/B).
 A daemon thread then refreshes `last_seen_at`; `worker_shutdown` marks the runner
 offline. Workers on the `ingest` queue alone are not runners and do nothing here.
 """
@@ -17,11 +18,11 @@ import sys
 import threading
 from typing import Any
 
-from celery.signals import worker_ready, worker_shutdown
+from celery.signals import celeryd_after_setup, worker_ready, worker_shutdown
 from sqlmodel import Session
 
 from backend.core.db import get_engine
-from backend.core.task_names import CPU_QUEUES
+from backend.core.task_names import CPU_QUEUES, runner_queue
 from backend.services.benchmarks import (
     HEARTBEAT_EVERY,
     heartbeat,
@@ -55,13 +56,27 @@ def _beat(name: str) -> None:
             log.warning("runner heartbeat failed", exc_info=True)
 
 
+def _is_runner(queues: list[str]) -> bool:
+    return bool(set(queues) - set(CPU_QUEUES))
+
+
+@celeryd_after_setup.connect  # type: ignore[untyped-decorator]
+def add_runner_queue(sender: str, instance: Any, **_: Any) -> None:
+    """A runner also consumes a queue of its own (`runner.<name>`), so a bisect can send
+    every run of an A/B comparison to the same machine (Celery's direct-queue recipe)."""
+    queues = list(instance.app.amqp.queues.consume_from or {})
+    if _is_runner(queues):
+        instance.app.amqp.queues.select_add(runner_queue(sender))
+
+
 @worker_ready.connect  # type: ignore[untyped-decorator]
 def on_worker_ready(sender: Any, **_: Any) -> None:
     """Register the runner (benchmark queues only) and start its heartbeat."""
-    queues = sorted(sender.app.amqp.queues.consume_from or {})
-    if not set(queues) - set(CPU_QUEUES):
-        return
     name = str(getattr(sender, "hostname", "") or socket.gethostname())
+    own = runner_queue(name)
+    queues = sorted(q for q in sender.app.amqp.queues.consume_from or {} if q != own)
+    if not _is_runner(queues):
+        return
     caps = probe_capabilities()
     with Session(get_engine()) as session:
         register_runner(

@@ -5,6 +5,7 @@ from fastapi import APIRouter, Depends
 from backend.api.access import require
 from backend.api.routes import (
     benchmarks,
+    bisects,
     me,
     metrics,
     projects,
@@ -35,3 +36,5 @@ api_router.include_router(timeline.router)
 api_router.include_router(benchmarks.router)
 api_router.include_router(benchmarks.benchmark_runs_router)
 api_router.include_router(benchmarks.runners_router)
+api_router.include_router(bisects.router)
+api_router.include_router(bisects.bisects_router)

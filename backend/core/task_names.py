@@ -19,3 +19,12 @@ WEBHOOKS_QUEUE = "webhooks"
 
 # The queues of CPU workers (no GPU runner registration, and they run the sweepers).
 CPU_QUEUES = (INGEST_QUEUE, WEBHOOKS_QUEUE)
+
+# A bisect lists the commits between good and bad on its runner (`git rev-list`).
+LIST_BISECT_COMMITS = "perfdash.list_bisect_commits"
+
+
+def runner_queue(runner: str) -> str:
+    """The queue only this runner consumes, so a bisect's runs all land on one machine
+    (same-runner A/B); every benchmark worker adds it to its queues at start-up."""
+    return f"runner.{runner}"

@@ -2,6 +2,7 @@
 
 from backend.models.api_tokens import ApiToken
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, Runner
+from backend.models.bisects import Bisect
 from backend.models.kernel_stats import (
     KernelGroupStatPublic,
     KernelGroupStatRecord,
@@ -27,6 +28,7 @@ __all__ = [
     "BaselineAcceptance",
     "BenchmarkRun",
     "BenchmarkSpec",
+    "Bisect",
     "KernelGroupStatPublic",
     "KernelGroupStatRecord",
     "KernelStatPublic",

@@ -1,7 +1,7 @@
 """Benchmark API calls and their response shapes, built on `ApiClient.get/post`.
 
 Public surface: `list_specs`, `get_spec`, `list_runs`, `get_run`, `request_run`,
-`list_runners`, and the TypedDicts they return.
+`list_runners`, `list_bisects`, and the TypedDicts they return.
 """
 
 from __future__ import annotations
@@ -15,12 +15,16 @@ __all__ = [
     "BenchRunList",
     "BenchSpec",
     "BenchSpecList",
+    "Bisect",
+    "BisectList",
+    "BisectStep",
     "Metric",
     "ResultPoint",
     "Runner",
     "RunnerList",
     "get_run",
     "get_spec",
+    "list_bisects",
     "list_runners",
     "list_runs",
     "list_specs",
@@ -149,3 +153,46 @@ def request_run(client: ApiClient, name: str) -> BenchRun:
 def list_runners(client: ApiClient) -> RunnerList:
     """Registered runners, live ones flagged."""
     return cast(RunnerList, client.get("/runners"))
+
+
+class BisectStep(TypedDict):
+    ref: str
+    position: int
+    role: str
+    runs: list[str]
+    verdict: str | None
+    median: float | None
+    n: int
+
+
+class Bisect(TypedDict):
+    id: str
+    spec_name: str
+    benchmark: str
+    label: str
+    metric: str
+    good: str
+    bad: str
+    status: str
+    error: str | None
+    commits: list[str]
+    commits_source: str
+    steps: list[BisectStep]
+    runs_used: int
+    budget: int
+    runner: str
+    last_good: str | None
+    first_bad: str | None
+    trigger: str
+    trace_diff: str | None
+    created_at: str
+
+
+class BisectList(TypedDict):
+    items: list[Bisect]
+    count: int
+
+
+def list_bisects(client: ApiClient, name: str) -> BisectList:
+    """A spec's bisects, newest first."""
+    return cast(BisectList, client.get(f"/benchmarks/{name}/bisects"))

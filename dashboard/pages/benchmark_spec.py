@@ -1,4 +1,5 @@
-"""`/benchmarks/<name>`: a spec, its runs, a re-run button, and scaling curves from sweeps.
+"""`/benchmarks/<name>`: a spec, its runs, a re-run button, scaling curves from sweeps, and
+its newest bisect (state, result, measured commits; issue 22).
 
 The scaling chart plots the spec's headline throughput against its first swept
 parameter, one line per commit (the run's git ref) and GPU model.
@@ -12,10 +13,18 @@ import dash
 from dash import Input, Output, State, callback, dcc, html
 from dash.development.base_component import Component
 
-from dashboard.api.benchmarks import BenchRun, BenchSpec, get_spec, list_runs, request_run
+from dashboard.api.benchmarks import (
+    BenchRun,
+    BenchSpec,
+    get_spec,
+    list_bisects,
+    list_runs,
+    request_run,
+)
 from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice
 from dashboard.components.benchmark_tables import kv_table, runs_table
+from dashboard.components.bisect_panel import bisect_panel
 from dashboard.figures.benchmarks import primary_metric, scaling_figure
 
 # Dash ships no annotations for register_page.
@@ -72,13 +81,20 @@ def _scaling(spec: BenchSpec, runs: list[BenchRun]) -> Component | None:
     )  # fmt: skip
 
 
+def _bisect(name: str) -> Component | None:
+    """The newest bisect, when the spec has one."""
+    bisects = list_bisects(current_client(), name)["items"]
+    return bisect_panel(bisects[0]) if bisects else None
+
+
 def _runs(name: str) -> Component:
     try:
         spec, runs = get_spec(current_client(), name), list_runs(current_client(), name)["items"]
+        bisect = _bisect(name)
     except ApiError as e:
         return notice(f"Could not load {name}: {e.detail}", "error")
     metric = primary_metric([dict(p) for p in runs[0]["results"]]) if runs else None
-    sections: list[Any] = [_scaling(spec, runs)]
+    sections: list[Any] = [bisect, _scaling(spec, runs)]
     table = runs_table(runs, metric) if runs else html.Div("No runs yet.", className="empty-state")
     sections.append(html.Section([html.H2("Runs"), table], className="card"))
     return html.Div([s for s in sections if s is not None])

@@ -5,6 +5,8 @@ for the worse is the first bad commit the SLA verdicts name), the SLAs over the 
 accepted baselines, and a form to accept a new one (an SLA change: admins or tokens with
 `slas:write`). A point whose run carries a trace opens that trace on click; each change
 point links to the compare view of the traces on either side of it, when both exist.
+When the series is a benchmark spec's and a bisect of it found a commit, the chart marks
+it and a card links to the bisect panel (issue 22).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import dash
 from dash import Input, Output, State, callback, dcc, html
 from dash.development.base_component import Component
 
+from dashboard.api.benchmarks import Bisect, list_bisects
 from dashboard.api.client import ApiError, current_client
 from dashboard.api.metrics import accept_baseline, get_series
 from dashboard.components import notice
+from dashboard.components.bisect_panel import bisect_summary
 from dashboard.components.series_panels import (
     SERIES_ACCEPT_COMMIT,
     SERIES_ACCEPT_GO,
@@ -29,6 +33,7 @@ from dashboard.components.series_panels import (
     change_list,
     sla_list,
 )
+from dashboard.figures.bisect import add_bisect_marker
 from dashboard.figures.metrics import series_figure
 
 dash.register_page(  # type: ignore[no-untyped-call]
@@ -39,6 +44,24 @@ SERIES_GRAPH = "series-graph"
 SERIES_GO = "series-go"
 SERIES_KEY = "series-key"
 SERIES_PANELS = "series-panels"
+
+
+def _bisect(benchmark: str, metric: str) -> Bisect | None:
+    """The newest bisect of this series' spec and metric, if the series is a spec's."""
+    name, _, label = benchmark.partition("[")
+    try:
+        bisects = list_bisects(current_client(), name)["items"]
+    except ApiError:  # not a benchmark spec's series
+        return None
+    label = label.removesuffix("]")
+    return next((b for b in bisects if b["metric"] == metric and b["label"] == label), None)
+
+
+def _bisect_card(bisect: Bisect | None) -> list[Component]:
+    if bisect is None:
+        return []
+    link = dcc.Link("bisect panel", href=f"/benchmarks/{bisect['spec_name']}")
+    return [html.Section([html.H2("Bisect"), bisect_summary(bisect), link], className="card")]
 
 
 def _panels(series: dict[str, Any]) -> list[Component]:
@@ -66,16 +89,19 @@ def layout(
     except ApiError as e:
         return _without_series(notice(f"Could not load the series: {e.detail}", "error"))
     where = f"{project} / {benchmark}" + (f" on {branch}" if branch else "")
+    bisect = _bisect(benchmark, metric)
+    figure = series_figure(series)
+    if bisect is not None:
+        add_bisect_marker(figure, dict(series), dict(bisect))
     return html.Div(
         [
             html.H1(metric, className="page-title"),
             html.Div(f"{where} · {len(series['points'])} runs", className="muted"),
             html.Section(
-                dcc.Graph(
-                    id=SERIES_GRAPH, figure=series_figure(series), config={"displaylogo": False}
-                ),
+                dcc.Graph(id=SERIES_GRAPH, figure=figure, config={"displaylogo": False}),
                 className="card",
             ),
+            *_bisect_card(bisect),
             html.Div(_panels(series), id=SERIES_PANELS),
             html.Section([html.H2("Accept a new baseline"), accept_form(series)], className="card"),
             dcc.Store(id=SERIES_KEY, data=key),

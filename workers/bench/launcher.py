@@ -7,11 +7,16 @@ failure, which the runner reports itself in `result.json`.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +57,43 @@ def install_at_ref(requirement: str, ref: str, target: Path) -> Outcome | None:
     if proc.returncode == 0:
         return None
     return Outcome(reason="install", error=f"pip install {spec} failed:\n{_tail(log)}")
+
+
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+CACHED_INSTALLS = 32
+
+
+def cached_install(requirement: str, ref: str, cache: Path) -> tuple[Path, Outcome | None]:
+    """The spec's package at `ref`, installed once per full commit hash and reused.
+
+    A 40-hex ref names immutable code, so a bisect's repeated runs at one commit (the A/B
+    confirmation runs `repeats` at each end) pay the pip install once. Other refs (a
+    branch, a tag) may move, so they are installed afresh into a per-run folder by the
+    caller. The install goes to a temporary folder renamed into place, so a crash leaves
+    no half-installed entry; the oldest entries past `CACHED_INSTALLS` are removed.
+    """
+    key = hashlib.sha256(f"{requirement}\0{ref}".encode()).hexdigest()[:32]
+    site = cache / key
+    if site.is_dir():
+        os.utime(site)
+        return site, None
+    cache.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cache))
+    failed = install_at_ref(requirement, ref, staging / "site")
+    if failed is None:
+        with contextlib.suppress(OSError):  # another worker won the race: use its copy
+            (staging / "site").rename(site)
+    shutil.rmtree(staging, ignore_errors=True)
+    entries = sorted((p for p in cache.iterdir() if not p.name.startswith(".")),
+                     key=lambda p: p.stat().st_mtime)  # fmt: skip
+    for old in entries[:-CACHED_INSTALLS]:
+        shutil.rmtree(old, ignore_errors=True)
+    return site, failed
+
+
+def is_commit(ref: str) -> bool:
+    """Whether `ref` is a full commit hash (immutable, so its install can be cached)."""
+    return bool(_COMMIT.match(ref))
 
 
 def _env(site: Path | None) -> dict[str, str]:

@@ -24,6 +24,7 @@ from backend.core.task_names import BENCH_TICK, RUN_BENCHMARK
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec
 from backend.services.benchmarks import (
     FailureReason,
+    advance_for_run,
     check_storage_paths,
     claim_run,
     enqueue_due_runs,
@@ -34,7 +35,7 @@ from backend.services.benchmarks import (
 from backend.services.errors import InvalidInputError
 from backend.services.traces import accept_upload
 from workers import runner_registry  # noqa: F401  (connects the worker_ready signal)
-from workers.bench.launcher import Outcome, install_at_ref, launch
+from workers.bench.launcher import Outcome, cached_install, install_at_ref, is_commit, launch
 from workers.bench.spec import Determinism, Kind, RunRequest
 from workers.celery_app import app
 
@@ -65,12 +66,14 @@ def _request(run: BenchmarkRun, spec: BenchmarkSpec) -> RunRequest:
 
 
 def _measure(request: RunRequest, workdir: Path, install: str | None, ref: str) -> Outcome:
-    site = None
-    if install and ref:
+    site, failed = None, None
+    if install and ref and is_commit(ref):
+        site, failed = cached_install(install, ref, get_settings().data_dir / "install-cache")
+    elif install and ref:
         site = workdir / "site"
         failed = install_at_ref(install, ref, site)
-        if failed is not None:
-            return failed
+    if failed is not None:
+        return failed
     return launch(request, workdir, site=site)
 
 
@@ -96,13 +99,15 @@ def execute_run(run_id: str, runner: str) -> str | None:
     """Claim the run, measure it in a subprocess, and record the outcome."""
     with Session(get_engine()) as session:
         claimed = claim_run(session, run_id, runner)
-        if claimed is None:
+        if claimed is None:  # done, or failed as `killed` (a redelivery): a bisect moves on
+            advance_for_run(session, run_id)
             return None
         run, spec = claimed
         try:  # specs stored before the check existed are refused here too
             check_storage_paths(spec, get_settings())
         except InvalidInputError as e:
             fail_run(session, run_id, FailureReason.ERROR, str(e))
+            advance_for_run(session, run_id)
             return "failed"
         request, install, ref = _request(run, spec), spec.install, run.ref
         name, project = spec.name, spec.project
@@ -110,9 +115,17 @@ def execute_run(run_id: str, runner: str) -> str | None:
     try:
         outcome = _measure(request, workdir, install, ref)
         with Session(get_engine()) as session:
-            return _record(session, run_id, name, project, outcome)
+            status = _record(session, run_id, name, project, outcome)
+            advance_for_run(session, run_id)
+            return status
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _fail(run_id: str, reason: FailureReason, error: str) -> None:
+    with Session(get_engine()) as session:
+        fail_run(session, run_id, reason, error)
+        advance_for_run(session, run_id)
 
 
 @app.task(  # type: ignore[untyped-decorator]
@@ -123,8 +136,7 @@ def run_benchmark(self: Any, run_id: str) -> str | None:
     try:
         return execute_run(run_id, runner=self.request.hostname or "worker")
     except SoftTimeLimitExceeded:
-        with Session(get_engine()) as session:
-            fail_run(session, run_id, FailureReason.TIME_LIMIT, "the task's time limit passed")
+        _fail(run_id, FailureReason.TIME_LIMIT, "the task's time limit passed")
         return "failed"
     except OperationalError as e:
         log.warning("database error during benchmark run %s; retrying: %s", run_id, e)
@@ -133,10 +145,7 @@ def run_benchmark(self: Any, run_id: str) -> str | None:
         raise self.retry(exc=e, countdown=5 * 2**self.request.retries) from e
     except Exception as e:
         log.exception("benchmark run %s failed unexpectedly", run_id)
-        with Session(get_engine()) as session:
-            fail_run(
-                session, run_id, FailureReason.ERROR, f"internal error: {type(e).__name__}: {e}"
-            )
+        _fail(run_id, FailureReason.ERROR, f"internal error: {type(e).__name__}: {e}")
         raise
 
 

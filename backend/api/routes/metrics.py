@@ -7,7 +7,7 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Query, status
 from backend.api.access import require
 from backend.api.deps import Offset, SessionDep
 from backend.models.metrics import MetricRunsPublic, SeriesPublic
-from backend.services import metrics, series, slas
+from backend.services import benchmarks, metrics, series, slas
 from backend.services.auth import PUSH_METRICS
 from backend.services.metrics import FORMATS, MetricDocumentError, PushResult, push_metrics
 
@@ -38,7 +38,7 @@ def push(
         "benchmark": benchmark,
     }
     try:
-        return push_metrics(
+        result = push_metrics(
             session, doc, fmt=format, defaults={k: v for k, v in given.items() if v}
         )
     except MetricDocumentError as e:
@@ -46,6 +46,8 @@ def push(
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT, {"message": str(e), "problems": problems}
         ) from e
+    benchmarks.start_from_verdicts(session, result.verdicts)  # a regression bisects itself
+    return result
 
 
 @router.get("/runs")

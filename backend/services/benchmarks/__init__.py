@@ -1,5 +1,13 @@
-"""Benchmark specs, runs, runners and their cron schedules."""
+"""Benchmark specs, runs, runners, their cron schedules and bisects."""
 
+from backend.services.benchmarks.bisect import (
+    advance_for_run,
+    git_url,
+    start_bisect,
+    start_from_verdicts,
+    store_commits,
+)
+from backend.services.benchmarks.bisect_report import get_bisect, list_bisects
 from backend.services.benchmarks.runners import (
     HEARTBEAT_EVERY,
     heartbeat,
@@ -30,15 +38,19 @@ from backend.services.benchmarks.specs import (
 __all__ = [
     "HEARTBEAT_EVERY",
     "FailureReason",
+    "advance_for_run",
     "check_storage_paths",
     "claim_run",
     "delete_spec",
     "enqueue_due_runs",
     "fail_run",
     "finish_run",
+    "get_bisect",
     "get_run",
     "get_spec",
+    "git_url",
     "heartbeat",
+    "list_bisects",
     "list_runners",
     "list_runs",
     "list_specs",
@@ -47,5 +59,8 @@ __all__ = [
     "request_run",
     "requeue_run",
     "runs_user_code",
+    "start_bisect",
+    "start_from_verdicts",
+    "store_commits",
     "upsert_spec",
 ]

@@ -15,7 +15,10 @@ from sqlmodel import Session, col, select
 
 from backend.core.clock import utc_now
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, RunStatus, WorkloadKind
+from backend.models.bisects import BISECT_BRANCH_PREFIX
 from backend.models.metrics import MetricPoint, MetricRun
+from backend.models.slas import SlaVerdict
+from backend.services.benchmarks.bisect import start_from_verdicts
 from backend.services.metrics import MetricDocumentError, push_metrics
 
 
@@ -89,6 +92,12 @@ def pushed_environment(environment: dict[str, Any]) -> dict[str, Any]:
     return {**environment, "gpu_state": {**state, "gpus": gpus}}
 
 
+def pushed_branch(spec: BenchmarkSpec, run: BenchmarkRun) -> str:
+    """The branch a run's metrics are filed under: a bisect's runs measure old commits
+    now, so they go to `bisect/<branch>`, out of the baseline series SLAs read."""
+    return f"{BISECT_BRANCH_PREFIX}{spec.branch}" if run.trigger == "bisect" else spec.branch
+
+
 def metric_document(
     spec: BenchmarkSpec, run: BenchmarkRun, result: dict[str, Any], trace_id: str | None
 ) -> dict[str, Any]:
@@ -103,7 +112,7 @@ def metric_document(
         "project": spec.project,
         "benchmark": spec.name,
         "commit": run.ref,
-        "branch": spec.branch,
+        "branch": pushed_branch(spec, run),
         "run_id": f"bench-{run.id}",
         "timestamp": (run.started_at or utc_now()).isoformat(),
         "environment": pushed_environment(result.get("environment") or {}),
@@ -122,24 +131,27 @@ def _push(
     run: BenchmarkRun,
     result: dict[str, Any],
     trace: str | None,
-) -> list[int]:
+) -> tuple[list[int], list[SlaVerdict]]:
     if spec.kind != WorkloadKind.COMMAND:
-        return push_metrics(session, metric_document(spec, run, result, trace), fmt="native").runs
+        pushed = push_metrics(session, metric_document(spec, run, result, trace), fmt="native")
+        return pushed.runs, pushed.verdicts
     ids: list[int] = []
     env = pushed_environment(result.get("environment") or {})
     guard: dict[str, Any] = {k: env[k] for k in ("gpu_state", "flags", "settle") if k in env}
+    verdicts: list[SlaVerdict] = []
     for point in result["points"]:
         defaults = {
             "project": spec.project,
             "benchmark": _benchmark_name(spec, point["label"]),
             "commit": run.ref,
-            "branch": spec.branch,
+            "branch": pushed_branch(spec, run),
             # Per point: a command may name its benchmarks the same at every sweep point.
             "run_id": f"bench-{run.id}" + (f"[{point['label']}]" if point["label"] else ""),
         }
         pushed = push_metrics(session, point["document"], defaults=defaults, environment=guard)
         ids += pushed.runs
-    return ids
+        verdicts += pushed.verdicts
+    return ids, verdicts
 
 
 def _stored_points(session: Session, metric_run_ids: list[int]) -> list[dict[str, Any]]:
@@ -171,7 +183,7 @@ def finish_run(
     if run is None or spec is None:
         raise LookupError(f"benchmark run {run_id} vanished while running")
     try:
-        metric_runs = _push(session, spec, run, result, trace_id)
+        metric_runs, verdicts = _push(session, spec, run, result, trace_id)
     except MetricDocumentError as e:
         fail_run(session, run_id, FailureReason.BAD_OUTPUT, f"the command's output: {e}")
         session.refresh(run)
@@ -187,5 +199,7 @@ def finish_run(
     run.metric_run_ids, run.trace_id, run.finished_at = metric_runs, trace_id, utc_now()
     session.add(run)
     session.commit()
+    if run.trigger != "bisect":  # a bisect's own runs measure old commits on purpose
+        start_from_verdicts(session, verdicts)
     session.refresh(run)
     return run

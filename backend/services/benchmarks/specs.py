@@ -6,7 +6,7 @@ sent by name to the spec's runner queue (`gpu` by default) with the spec's time 
 the backend never imports the workers. A broker outage leaves the message to the sweeper.
 
 Public surface: `apply_specs`, `upsert_spec`, `get_spec`, `list_specs`, `delete_spec`,
-`request_run`, `get_run`, `list_runs`, `enqueue_due_runs`, `spec_hash`.
+`request_run`, `add_run`, `get_run`, `list_runs`, `enqueue_due_runs`, `spec_hash`.
 """
 
 import hashlib
@@ -31,6 +31,7 @@ from backend.models.benchmarks import (
     SpecChange,
     WorkloadKind,
 )
+from backend.models.outbox import OutboxMessage
 from backend.services import outbox
 from backend.services.benchmarks.cron import CronError, due_between, parse_cron
 from backend.services.errors import InvalidInputError, NotFoundError
@@ -209,14 +210,11 @@ def delete_spec(session: Session, name: str) -> None:
     session.commit()
 
 
-def request_run(
-    session: Session, name: str, *, trigger: str = "api", ref: str = ""
-) -> BenchmarkRun:
-    """Create a queued run and its outbox message, commit, then send `run_benchmark` to the
-    spec's queue; if the broker is down the run stays queued and the sweeper sends it."""
-    spec = get_spec(session, name)
-    if ref and not spec.install:
-        raise InvalidInputError(f"spec {name!r} has no install hook, so it cannot run at {ref!r}")
+def add_run(
+    session: Session, spec: BenchmarkSpec, *, trigger: str, ref: str = "", queue: str = ""
+) -> tuple[BenchmarkRun, OutboxMessage]:
+    """Add a queued run and its outbox message to the session (the caller commits, then
+    sends the message); `queue` overrides the spec's (a runner's own queue)."""
     assert spec.id is not None
     run = BenchmarkRun(
         id=uuid.uuid4().hex, spec_id=spec.id, trigger=trigger, ref=ref, spec_hash=spec.spec_hash
@@ -226,10 +224,22 @@ def request_run(
         session,
         RUN_BENCHMARK,
         run.id,
-        queue=spec.queue,
+        queue=queue or spec.queue,
         soft_time_limit=spec.timeout_s + _GRACE_S,
         time_limit=spec.timeout_s + 2 * _GRACE_S,
     )
+    return run, message
+
+
+def request_run(
+    session: Session, name: str, *, trigger: str = "api", ref: str = ""
+) -> BenchmarkRun:
+    """Create a queued run and its outbox message, commit, then send `run_benchmark` to the
+    spec's queue; if the broker is down the run stays queued and the sweeper sends it."""
+    spec = get_spec(session, name)
+    if ref and not spec.install:
+        raise InvalidInputError(f"spec {name!r} has no install hook, so it cannot run at {ref!r}")
+    run, message = add_run(session, spec, trigger=trigger, ref=ref)
     session.commit()
     outbox.send_now(session, [message])
     session.refresh(run)

@@ -2,7 +2,7 @@
 alerts and webhooks their status changes send.
 """
 
-from backend.services.slas.alerts import deliver, record_changes
+from backend.services.slas.alerts import deliver, record_changes, record_event
 from backend.services.slas.baselines import accept_baseline, list_acceptances
 from backend.services.slas.board import add_series_slas, latest_evaluations, read_board
 from backend.services.slas.definitions import (
@@ -44,6 +44,7 @@ __all__ = [
     "list_webhooks",
     "read_board",
     "record_changes",
+    "record_event",
     "redact_url",
     "replace_sla",
     "stored_verdicts",

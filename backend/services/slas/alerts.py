@@ -11,8 +11,8 @@ deadline and a backoff: if the worker dies mid-attempt, the sweeper still sends 
 failed attempt moves that message to its backoff (1, 2, 4, 8, 16 s) and sends it; the
 sixth attempt is the last. A refused target fails the delivery at once.
 
-Public surface: `record_changes`, `deliver`, `sign`, `build_payload`, `MAX_ATTEMPTS`,
-`SIGNATURE_HEADER`.
+Public surface: `record_changes`, `record_event`, `deliver`, `sign`, `build_payload`,
+`MAX_ATTEMPTS`, `SIGNATURE_HEADER`.
 """
 
 import hashlib
@@ -106,16 +106,42 @@ def record_changes(session: Session, verdicts: list[SlaVerdict]) -> list[OutboxM
     changes = [(e, v) for v in verdicts if (e := _event(v)) is not None]
     if not changes:
         return []
-    hooks = session.exec(select(Webhook).where(Webhook.active == True)).all()  # noqa: E712
+    hooks = _active_hooks(session)
     rows = [
         WebhookDelivery(webhook_id=h.id, event=e, payload=build_payload(e, v, h.kind))
         for e, v in changes
         for h in hooks
         if h.id is not None and h.project in (None, v.project)
     ]
+    return _queue(session, rows)
+
+
+def _active_hooks(session: Session) -> list[Webhook]:
+    return list(session.exec(select(Webhook).where(Webhook.active == True)))  # noqa: E712
+
+
+def _queue(session: Session, rows: list[WebhookDelivery]) -> list[OutboxMessage]:
     session.add_all(rows)
     session.flush()
     return [_announce(session, r.id, 1) for r in rows if r.id is not None]
+
+
+def record_event(
+    session: Session, event: str, project: str, payload: dict[str, Any], text: str
+) -> list[OutboxMessage]:
+    """A delivery per matching webhook of an event that is not a verdict (a finished
+    bisect): `{"event": event, **payload}`, or `text` for Slack. The caller commits, then
+    sends the messages."""
+    rows = [
+        WebhookDelivery(
+            webhook_id=h.id,
+            event=event,
+            payload={"text": text} if h.kind == WebhookKind.SLACK else {"event": event, **payload},
+        )
+        for h in _active_hooks(session)
+        if h.id is not None and h.project in (None, project)
+    ]
+    return _queue(session, rows)
 
 
 @dataclass
