@@ -41,6 +41,9 @@ class RunStatus(StrEnum):
     FAILED = "failed"
 
 
+MAX_REPEAT = 50  # runs one request (or one schedule tick) may queue of the same ref
+
+
 def _ts(nullable: bool) -> Any:
     return Field(
         default_factory=utc_now if not nullable else None,
@@ -71,6 +74,8 @@ class BenchmarkSpecBase(SQLModel):
     install: str | None = Field(default=None, max_length=1024)
     # The branch the runs' metrics are filed under; SLA baselines default to `main`.
     branch: str = Field(default="main", max_length=256)
+    # Each scheduled run is queued this many times (A/A runs of one ref: the noise band).
+    aa_repeats: int = Field(default=1, ge=1, le=MAX_REPEAT)
 
 
 class BenchmarkSpecCreate(BenchmarkSpecBase):
@@ -169,6 +174,8 @@ class BenchmarkRun(SQLModel, table=True):
     error: str | None = Field(default=None, sa_column=Column(Text))
     trigger: str = Field(default="api", max_length=16)
     ref: str = Field(default="", max_length=256)
+    # Runs queued together to repeat one ref (A/A) share this id; "" for a single run.
+    aa_group: str = Field(default="", max_length=32)
     attempts: int = 0
     runner: str | None = Field(default=None, max_length=256)
     spec_hash: str = Field(default="", max_length=64)
@@ -197,6 +204,7 @@ class BenchmarkRunPublic(SQLModel):
     error: str | None
     trigger: str
     ref: str
+    aa_group: str = ""
     attempts: int
     runner: str | None
     spec_hash: str
@@ -209,6 +217,8 @@ class BenchmarkRunPublic(SQLModel):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    # In the answer to `POST /benchmarks/{name}/runs` only: every run that request queued.
+    queued: list[str] = []
 
     @classmethod
     def of(cls, run: BenchmarkRun, spec: BenchmarkSpec) -> "BenchmarkRunPublic":
@@ -222,9 +232,11 @@ class BenchmarkRunsPublic(SQLModel):
 
 
 class RunRequestBody(SQLModel):
-    """Body of `POST /benchmarks/{name}/runs`: an optional git ref to install and run at."""
+    """Body of `POST /benchmarks/{name}/runs`: an optional git ref to install and run at,
+    and how many times to run it (more than once: A/A runs for the noise band)."""
 
     ref: str = Field(default="", max_length=256)
+    repeat: int = Field(default=1, ge=1, le=MAX_REPEAT)
 
 
 class Runner(SQLModel, table=True):

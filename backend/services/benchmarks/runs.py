@@ -79,6 +79,12 @@ def _benchmark_name(spec: BenchmarkSpec, label: str) -> str:
     return f"{spec.name}[{label}]" if label else spec.name
 
 
+def _environment(run: BenchmarkRun, result: dict[str, Any]) -> dict[str, Any]:
+    """The runner's environment, with the run's A/A batch for the noise band."""
+    env = dict(result.get("environment") or {})
+    return {**env, "aa_group": run.aa_group} if run.aa_group else env
+
+
 def metric_document(
     spec: BenchmarkSpec, run: BenchmarkRun, result: dict[str, Any], trace_id: str | None
 ) -> dict[str, Any]:
@@ -96,7 +102,7 @@ def metric_document(
         "branch": spec.branch,
         "run_id": f"bench-{run.id}",
         "timestamp": (run.started_at or utc_now()).isoformat(),
-        "environment": result.get("environment") or {},
+        "environment": _environment(run, result),
         "points": points,
     }
     if trace_id:

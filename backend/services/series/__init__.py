@@ -2,6 +2,14 @@
 the SLA rules), and one series for the series page.
 """
 
+from backend.services.series.flags import (
+    FLAG_NAMES,
+    SUSPECT_FLAGS,
+    check_flags,
+    describe_flags,
+    run_flags,
+    suspect_flags,
+)
 from backend.services.series.history import (
     SeriesRow,
     count_skipped,
@@ -11,6 +19,8 @@ from backend.services.series.history import (
     read_history,
     representative,
 )
+from backend.services.series.noise import NoiseBand, estimate_band
+from backend.services.series.noise_reads import read_noise_band
 from backend.services.series.reads import get_series
 from backend.services.series.regimes import (
     MIN_POINTS,
@@ -30,13 +40,19 @@ from backend.services.series.statistics import (
 from backend.services.series.time_window import TimeWindow, parse_timestamp
 
 __all__ = [
+    "FLAG_NAMES",
     "MIN_POINTS",
     "REGRESSION_ALPHA",
+    "SUSPECT_FLAGS",
+    "NoiseBand",
     "Regime",
     "SeriesRow",
     "TimeWindow",
+    "check_flags",
     "count_skipped",
+    "describe_flags",
     "env_matches",
+    "estimate_band",
     "find_regimes",
     "get_series",
     "in_window",
@@ -47,8 +63,11 @@ __all__ = [
     "percentile",
     "point_stat",
     "read_history",
+    "read_noise_band",
     "representative",
+    "run_flags",
     "streak_start",
     "summarize",
+    "suspect_flags",
     "welch_t_test",
 ]
