@@ -57,6 +57,10 @@ def sla_list(series: dict[str, Any]) -> html.Ul:
     return html.Ul(items or [html.Li("No SLA covers this series.")], className="series-slas")
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def noise_summary(series: dict[str, Any]) -> html.Div:
     """The series' noise band in words: spread, MDC, how many A/A runs it comes from, a
     bimodality warning, and the flagged runs of the series."""
@@ -68,8 +72,9 @@ def noise_summary(series: dict[str, Any]) -> html.Div:
     else:
         lines.append(
             html.P(
-                f"Run-to-run spread {noise['spread_pct']:.3g} % ({noise['estimator']}, "
-                f"{noise['commits']} commits, {noise['runs']} runs). Minimum detectable change "
+                f"Run-to-run spread {noise['spread_pct']:.3g} % ({noise['estimator']}; "
+                f"{_count(noise['commits'], 'commit')}, {_count(noise['runs'], 'run')}). "
+                "Minimum detectable change "
                 f"{noise['mdc_pct']:.3g} % for {noise['n_judged']} run(s) against "
                 f"{noise['n_baseline']} (alpha {noise['alpha']:g}, power {noise['power']:g}).",
                 className="series-noise",

@@ -84,8 +84,8 @@ def _skipped(sla: dict[str, Any]) -> str:
     reason = sla.get("last_skip_reason")
     if not reason:
         return ""
-    text = escape(f"latest run skipped: {reason}")
-    return f'<div class="sla-skip" title="{text}">⚠ {text}</div>'
+    title = escape(f"latest run not judged (require_stable): {reason}")
+    return f'<div class="sla-skip" title="{title}">⚠ skipped: {escape(reason)}</div>'
 
 
 def sla_tile(sla: dict[str, Any]) -> str:

@@ -102,25 +102,28 @@ def series_figure(series: dict[str, Any]) -> go.Figure:
     suspect = [bool(p.get("suspect")) for p in points]
     fig.add_scatter(
         x=x,
-        y=[p["value"] for p in points],
+        y=[None if s else p["value"] for p, s in zip(points, suspect, strict=True)],
         mode="lines+markers",
         name="p50",
         line={"color": ACCENT, "width": 2},
-        marker={
-            "size": [9 if s else 7 for s in suspect],
-            "symbol": ["circle-open" if s else "circle" for s in suspect],
-            "color": [SUSPECT if s else ACCENT for s in suspect],
-            "line": {"width": 2},
-        },
+        marker={"size": 7},
+        connectgaps=True,  # the line joins the stable runs; flagged ones float beside it
         text=[_hover(p) for p in points],
         customdata=[p.get("trace_id") for p in points],
         hovertemplate="%{y:.4g}<br>%{text}<extra></extra>",
     )
-    if any(suspect):
+    flagged = [i for i, s in enumerate(suspect) if s]
+    if flagged:
         fig.add_scatter(
-            x=[None], y=[None], mode="markers", name="flagged run (throttled/contended)",
-            marker={"symbol": "circle-open", "color": SUSPECT, "size": 9, "line": {"width": 2}},
-        )  # fmt: skip
+            x=flagged,
+            y=[points[i]["value"] for i in flagged],
+            mode="markers",
+            name="flagged run (throttled/contended)",
+            marker={"symbol": "circle-open", "color": SUSPECT, "size": 10, "line": {"width": 2}},
+            text=[_hover(points[i]) for i in flagged],
+            customdata=[points[i].get("trace_id") for i in flagged],
+            hovertemplate="%{y:.4g}<br>%{text}<extra></extra>",
+        )
     for threshold in series["thresholds"]:
         fig.add_hline(
             y=threshold,
