@@ -90,4 +90,9 @@ def test_series_draws_the_noise_band_and_flagged_runs(
     expect(tile.locator(".sla-skip")).to_contain_text("skipped: throttled (GPU 0, sw_power_cap)")
     expect(tile).to_contain_text("stable runs only")
     page.screenshot(path=artifacts / "sla_board_skipped.png")
+
+    page.goto(server_without_worker.base_url + "/runs")
+    newest = page.locator(".runs-table tbody tr").first
+    expect(newest.locator(".run-chip-flag")).to_have_text("⚠ throttled GPU 0", timeout=30_000)
+    expect(newest.locator(".run-chip-skipped")).to_contain_text("step stable: skipped")
     assert page_errors.messages == []

@@ -8,10 +8,16 @@ from typing import Any
 
 import numpy as np
 import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
 from fastapi.testclient import TestClient
+from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, SQLModel, select
 
+from backend.core.config import Settings
+from backend.core.migrate import alembic_config
 from backend.models.slas import SlaEvaluation
 from tests.factories import native, post_metrics, post_sla
 
@@ -183,3 +189,21 @@ def test_noise_route_without_aa_runs_and_past_its_limits(
         response = client.get("/api/v1/metrics/series/noise", params=query)
         assert response.status_code == 422, (query, response.text)
         assert [e["loc"] for e in response.json()["detail"]] == [["query", field]]
+
+
+def test_migration_0018_matches_the_models_and_downgrades(
+    settings: Settings, engine: Engine
+) -> None:
+    ours = ("require_stable", "last_skip_reason", "tolerance_pct", "aa_repeats", "aa_group")
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        diff = compare_metadata(context, SQLModel.metadata)
+    assert [d for d in diff if any(c in str(d) for c in ours)] == []
+    config = alembic_config(settings.resolved_database_url)
+    command.downgrade(config, "0016")
+    engine.dispose()
+    assert "require_stable" not in {c["name"] for c in inspect(engine).get_columns("slas")}
+    command.upgrade(config, "head")
+    engine.dispose()
+    columns = {c["name"]: c for c in inspect(engine).get_columns("slas")}
+    assert columns["tolerance_pct"]["nullable"] and "require_stable" in columns

@@ -15,8 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from backend.services.metrics.problems import MetricDocumentError, Problem, ProblemCollector
-from backend.services.series import TimeWindow, parse_timestamp
-from backend.services.series.flags import check_flags
+from backend.services.series import TimeWindow, check_flags, parse_timestamp
 
 __all__ = [
     "FORMATS",

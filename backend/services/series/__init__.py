@@ -2,14 +2,7 @@
 the SLA rules), and one series for the series page.
 """
 
-from backend.services.series.flags import (
-    FLAG_NAMES,
-    SUSPECT_FLAGS,
-    check_flags,
-    describe_flags,
-    run_flags,
-    suspect_flags,
-)
+from backend.services.series.flags import check_flags, describe_flags, run_flags, suspect_flags
 from backend.services.series.history import (
     SeriesRow,
     count_skipped,
@@ -19,8 +12,8 @@ from backend.services.series.history import (
     read_history,
     representative,
 )
-from backend.services.series.noise import NoiseBand, estimate_band
-from backend.services.series.noise_reads import read_noise_band
+from backend.services.series.noise import NoiseBand
+from backend.services.series.noise_reads import read_noise_band, series_band
 from backend.services.series.reads import get_series
 from backend.services.series.regimes import (
     MIN_POINTS,
@@ -40,10 +33,8 @@ from backend.services.series.statistics import (
 from backend.services.series.time_window import TimeWindow, parse_timestamp
 
 __all__ = [
-    "FLAG_NAMES",
     "MIN_POINTS",
     "REGRESSION_ALPHA",
-    "SUSPECT_FLAGS",
     "NoiseBand",
     "Regime",
     "SeriesRow",
@@ -52,7 +43,6 @@ __all__ = [
     "count_skipped",
     "describe_flags",
     "env_matches",
-    "estimate_band",
     "find_regimes",
     "get_series",
     "in_window",
@@ -66,6 +56,7 @@ __all__ = [
     "read_noise_band",
     "representative",
     "run_flags",
+    "series_band",
     "streak_start",
     "summarize",
     "suspect_flags",

@@ -20,6 +20,7 @@ from backend.services.series import (
     MIN_POINTS,
     REGRESSION_ALPHA,
     SeriesRow,
+    describe_flags,
     mann_whitney_u,
     median,
     open_regression,
@@ -27,9 +28,9 @@ from backend.services.series import (
     point_stat,
     representative,
     streak_start,
+    suspect_flags,
     welch_t_test,
 )
-from backend.services.series.flags import describe_flags, suspect_flags
 from backend.services.slas.baselines import JudgedSeries, lower_is_better
 from backend.services.slas.tolerance import Tolerance, resolve_tolerance
 

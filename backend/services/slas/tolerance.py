@@ -16,8 +16,7 @@ from typing import Any
 from sqlmodel import Session
 
 from backend.models.slas import Rule, Sla
-from backend.services.series import NoiseBand
-from backend.services.series.noise_reads import series_band
+from backend.services.series import NoiseBand, series_band
 
 BAND_RULES = (Rule.REGRESSION, Rule.RELATIVE)
 
