@@ -52,6 +52,9 @@ class RunStatus(StrEnum):
     FAILED = "failed"
 
 
+MAX_REPEAT = 50  # runs one request (or one schedule tick) may queue of the same ref
+
+
 def _ts(nullable: bool) -> Any:
     return Field(
         default_factory=utc_now if not nullable else None,
@@ -84,6 +87,8 @@ class BenchmarkSpecBase(SQLModel):
     branch: str = Field(default="main", max_length=256)
     # Wait for an idle, cool GPU and steady clocks before timing (issue #22); None: off.
     settle: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # Each scheduled run is queued this many times (A/A runs of one ref: the noise band).
+    aa_repeats: int = Field(default=1, ge=1, le=MAX_REPEAT)
 
 
 class BenchmarkSpecCreate(BenchmarkSpecBase):
@@ -202,6 +207,8 @@ class BenchmarkRun(SQLModel, table=True):
     error: str | None = Field(default=None, sa_column=Column(Text))
     trigger: str = Field(default="api", max_length=16)
     ref: str = Field(default="", max_length=256)
+    # Runs queued together to repeat one ref (A/A) share this id; "" for a single run.
+    aa_group: str = Field(default="", max_length=32)
     attempts: int = 0
     runner: str | None = Field(default=None, max_length=256)
     spec_hash: str = Field(default="", max_length=64)
@@ -230,6 +237,7 @@ class BenchmarkRunPublic(SQLModel):
     error: str | None
     trigger: str
     ref: str
+    aa_group: str = ""
     attempts: int
     runner: str | None
     spec_hash: str
@@ -244,6 +252,8 @@ class BenchmarkRunPublic(SQLModel):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    # In the answer to `POST /benchmarks/{name}/runs` only: every run that request queued.
+    queued: list[str] = []
 
     @classmethod
     def of(cls, run: BenchmarkRun, spec: BenchmarkSpec) -> "BenchmarkRunPublic":
@@ -260,9 +270,11 @@ class BenchmarkRunsPublic(SQLModel):
 
 
 class RunRequestBody(SQLModel):
-    """Body of `POST /benchmarks/{name}/runs`: an optional git ref to install and run at."""
+    """Body of `POST /benchmarks/{name}/runs`: an optional git ref to install and run at,
+    and how many times to run it (more than once: A/A runs for the noise band)."""
 
     ref: str = Field(default="", max_length=256)
+    repeat: int = Field(default=1, ge=1, le=MAX_REPEAT)
 
 
 class Runner(SQLModel, table=True):

@@ -121,6 +121,8 @@ class MetricRunPublic(SQLModel):
     trace_id: str | None
     timestamp: datetime
     environment: dict[str, Any]
+    # `environment.flags`: throttled or contended make the numbers suspect.
+    flags: list[dict[str, Any]] = []
     points: list[MetricPointPublic] = []
     verdicts: list[RunVerdictPublic] = []
 
@@ -145,6 +147,39 @@ class SeriesPoint(SQLModel):
     p05: float | None
     p50: float | None
     p95: float | None
+    # The run's flags; `suspect` when one is throttled or contended (drawn hollow).
+    flags: list[dict[str, Any]] = []
+    suspect: bool = False
+
+
+class NoiseBandPublic(SQLModel):
+    """A series' run-to-run noise from A/A runs (repeated runs of one commit), and the
+    minimum detectable change (MDC) between `n_judged` and `n_baseline` runs."""
+
+    project: str
+    benchmark: str
+    metric: str
+    estimator: str = "pooled stddev of ln(value) within commits"
+    spread_pct: float | None = Field(
+        default=None, description="Pooled within-commit stddev of ln(value), in percent (~CV)."
+    )
+    mdc_pct: float | None = Field(default=None, description="Minimum detectable change, %.")
+    commits: int = Field(default=0, description="Commits (or A/A batches) with 2+ runs.")
+    runs: int = Field(default=0, description="Runs of those commits (flagged runs left out).")
+    n_judged: int
+    n_baseline: int
+    alpha: float
+    power: float
+    bimodality: float | None = Field(
+        default=None, description="Sarle's bimodality coefficient of within-commit residuals."
+    )
+    bimodal: bool = False
+    center: float | None = Field(
+        default=None, description="Median of the newest n_baseline stable runs."
+    )
+    low: float | None = None
+    high: float | None = None
+    reason: str | None = Field(default=None, description="Why there is no band yet.")
 
 
 class ChangePointPublic(SQLModel):
@@ -178,6 +213,7 @@ class SeriesPublic(SQLModel):
     thresholds: list[float]
     slas: list[SeriesSla] = []
     acceptances: list[BaselineAcceptancePublic] = []
+    noise: NoiseBandPublic | None = None
     skipped: int = Field(
         default=0,
         description="Stored runs of this series (any environment) left out: their timestamp "

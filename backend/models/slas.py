@@ -46,6 +46,9 @@ class Verdict(StrEnum):
     PASS = "pass"
     FAIL = "fail"
     NO_DATA = "no_data"
+    # Not judged: the run carries a suspect flag (throttled, contended) and the SLA has
+    # `require_stable`; the SLA's status stays what it was.
+    SKIPPED = "skipped"
 
 
 class SlaBase(SQLModel):
@@ -60,7 +63,11 @@ class SlaBase(SQLModel):
     rule: Rule = Field(default=Rule.ABSOLUTE, sa_type=String(16))
     op: str = Field(default="<=", max_length=2)
     threshold: float | None = None
-    tolerance_pct: float = Field(default=0.0, ge=0)
+    # None: regression and relative rules use the noise band's minimum detectable change
+    # (learned from A/A runs), or 0 when the series has no A/A runs yet.
+    tolerance_pct: float | None = Field(default=None, ge=0, le=1000)
+    # Leave runs flagged throttled or contended out of statistics, and skip their verdicts.
+    require_stable: bool = False
     baseline_branch: str = Field(default="main", max_length=256)
     baseline_runs: int = Field(default=10, ge=1, le=1000)
     severity: Severity = Field(default=Severity.WARNING, sa_type=String(16))
@@ -95,6 +102,8 @@ class Sla(SlaBase, table=True):
     last_evaluated_at: datetime | None = Field(
         default=None, sa_column=Column(DateTime(timezone=True))
     )
+    # Why the latest run was not judged (its flags), or None when it was.
+    last_skip_reason: str | None = Field(default=None, max_length=512)
     # The last SPARKLINE_LENGTH observed values, kept here so the board reads one row per SLA.
     sparkline: list[float] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(
@@ -116,6 +125,7 @@ class SlaPublic(SlaBase):
     last_observed: float | None
     last_threshold: float | None
     last_evaluated_at: datetime | None
+    last_skip_reason: str | None = None
 
 
 class SlasPublic(SQLModel):
@@ -172,6 +182,8 @@ class SlaVerdict(SQLModel):
     baseline: float | None
     previous: Verdict | None
     details: dict[str, Any] = {}
+    # The run's flags (`environment.flags`): suspect ones explain a `skipped` verdict.
+    flags: list[dict[str, Any]] = []
 
 
 class BaselineAcceptanceCreate(SQLModel):

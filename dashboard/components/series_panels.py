@@ -1,8 +1,9 @@
-"""The panels of the series page under its chart: change points, the SLAs over the series
-with the first bad commit each names, accepted baselines, and the form to accept one.
+"""The panels of the series page under its chart: the noise band, change points, the SLAs
+over the series with the first bad commit each names, accepted baselines, and the form to
+accept one.
 
-Public surface: `change_list`, `sla_list`, `acceptance_list`, `accept_form`, and the IDs
-of the form's fields.
+Public surface: `noise_summary`, `change_list`, `sla_list`, `acceptance_list`,
+`accept_form`, and the IDs of the form's fields.
 """
 
 from __future__ import annotations
@@ -54,6 +55,49 @@ def sla_list(series: dict[str, Any]) -> html.Ul:
         bad = f" · first bad commit {s['first_bad_commit']}" if s["first_bad_commit"] else ""
         items.append(html.Li(f"{s['name']} ({s['rule']}): {status}{bad}"))
     return html.Ul(items or [html.Li("No SLA covers this series.")], className="series-slas")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def noise_summary(series: dict[str, Any]) -> html.Div:
+    """The series' noise band in words: spread, MDC, how many A/A runs it comes from, a
+    bimodality warning, and the flagged runs of the series."""
+    noise = series.get("noise") or {}
+    flagged = sum(1 for p in series["points"] if p.get("suspect"))
+    lines: list[Any] = []
+    if noise.get("spread_pct") is None:
+        lines.append(html.P(noise.get("reason") or "No noise band.", className="muted"))
+    else:
+        lines.append(
+            html.P(
+                f"Run-to-run spread {noise['spread_pct']:.3g} % ({noise['estimator']}; "
+                f"{_count(noise['commits'], 'commit')}, {_count(noise['runs'], 'run')}). "
+                "Minimum detectable change "
+                f"{noise['mdc_pct']:.3g} % for {noise['n_judged']} run(s) against "
+                f"{noise['n_baseline']} (alpha {noise['alpha']:g}, power {noise['power']:g}).",
+                className="series-noise",
+            )
+        )
+    if noise.get("bimodal"):
+        lines.append(
+            html.P(
+                f"⚠ The A/A runs look bimodal (Sarle's coefficient {noise['bimodality']:.2f} > "
+                "0.555): the runs fall in two clusters, so one spread describes neither. "
+                "Look for two clock or placement states.",
+                className="series-bimodal",
+            )
+        )
+    if flagged:
+        lines.append(
+            html.P(
+                f"{flagged} run(s) flagged throttled or contended (hollow grey points): "
+                "left out of the band and of require_stable SLAs.",
+                className="muted",
+            )
+        )
+    return html.Div(lines, className="series-noise-panel")
 
 
 def acceptance_list(series: dict[str, Any]) -> html.Ul:

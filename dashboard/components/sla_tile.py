@@ -79,6 +79,15 @@ def _sparkline(values: list[float]) -> str:
     return f'<img class="sla-spark" src="{sparkline_svg(values)}" title="{title}" alt="{title}">'
 
 
+def _skipped(sla: dict[str, Any]) -> str:
+    """Why the latest run was not judged (its flags), when it was skipped."""
+    reason = sla.get("last_skip_reason")
+    if not reason:
+        return ""
+    title = escape(f"latest run not judged (require_stable): {reason}")
+    return f'<div class="sla-skip" title="{title}">⚠ skipped: {escape(reason)}</div>'
+
+
 def sla_tile(sla: dict[str, Any]) -> str:
     """A tile linking to the SLA's series page, as HTML with every value escaped."""
     status = sla.get("status") or "no_data"
@@ -99,7 +108,9 @@ def sla_tile(sla: dict[str, Any]) -> str:
             f'<div><span class="sla-value">{fmt_value(sla.get("last_observed"))}</span>',
             f'<span class="sla-threshold"> {threshold}</span></div>',
             _sparkline(sla.get("sparkline") or []),
+            _skipped(sla),
             f'<div class="sla-foot">{e["severity"]} · changed {ago(sla.get("status_changed_at"))}',
+            " · stable runs only" if sla.get("require_stable") else "",
             "</div></a>",
         ]
     )

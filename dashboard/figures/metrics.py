@@ -1,5 +1,7 @@
-"""The series chart: p50 over runs with a p05-p95 band, thresholds, change points (a
-change for the worse is labelled as the first bad commit) and accepted baselines.
+"""The series chart: p50 over runs with a p05-p95 band, the noise band learned from A/A
+runs (±MDC around the baseline median), thresholds, change points (a change for the worse
+is labelled as the first bad commit) and accepted baselines. Runs flagged throttled or
+contended are drawn hollow and grey, with the flags in their hover.
 
 Public surface: `series_figure`.
 """
@@ -17,11 +19,56 @@ THRESHOLD = "#e03131"
 CHANGE = "#f08c00"
 WORSE = "#c92a2a"
 ACCEPTED = "#2b8a3e"
+NOISE = "rgba(134, 142, 150, 0.22)"
+SUSPECT = "#868e96"
+
+
+def _flags_text(p: dict[str, Any]) -> str:
+    """The run's flags, one line each, for the hover."""
+    lines = []
+    for f in p.get("flags") or []:
+        where = f" GPU {f['gpu']}" if f.get("gpu") is not None else ""
+        why = f" ({f['reason']})" if f.get("reason") else ""
+        detail = f": {f['detail']}" if f.get("detail") else ""
+        lines.append(escape_lines(f"{f.get('flag')}{where}{why}{detail}"))
+    if p.get("suspect"):
+        lines.append("suspect: left out of require_stable SLAs")
+    return "<br>" + "<br>".join(lines) if lines else ""
 
 
 def _hover(p: dict[str, Any]) -> str:
     trace = f"<br>trace {p['trace_id']} (click to open)" if p.get("trace_id") else ""
-    return escape_lines(f"commit {p['commit']} on {p['branch']}") + f"<br>{p['timestamp']}{trace}"
+    where = escape_lines(f"commit {p['commit']} on {p['branch']}")
+    return f"{where}<br>{p['timestamp']}{trace}{_flags_text(p)}"
+
+
+def _noise_band(fig: go.Figure, noise: dict[str, Any] | None, n: int) -> None:
+    """The band ±MDC around the baseline median, and a warning when the A/A runs look
+    bimodal (two clusters: the spread then describes neither)."""
+    if not noise or noise.get("low") is None or noise.get("high") is None:
+        return
+    xs = [-0.5, n - 0.5]
+    label = f"noise band ±{noise['mdc_pct']:.2g}% (MDC)"
+    hover = plotly_text(
+        f"run-to-run spread {noise['spread_pct']:.2g}% over {noise['commits']} commits, "
+        f"{noise['runs']} runs; MDC {noise['mdc_pct']:.2g}% for {noise['n_judged']} vs "
+        f"{noise['n_baseline']} runs (alpha {noise['alpha']:g}, power {noise['power']:g})"
+    )
+    fig.add_scatter(
+        x=xs, y=[noise["high"]] * 2, mode="lines", line_width=0, hoverinfo="skip",
+        showlegend=False,
+    )  # fmt: skip
+    fig.add_scatter(
+        x=xs, y=[noise["low"]] * 2, mode="lines", line_width=0, fill="tonexty",
+        fillcolor=NOISE, name=label, hovertemplate=hover + "<extra></extra>",
+    )  # fmt: skip
+    fig.add_hline(y=noise["center"], line={"color": SUSPECT, "dash": "dot", "width": 1})
+    if noise.get("bimodal"):
+        fig.add_annotation(
+            x=1, y=1, xref="paper", yref="paper", xanchor="right", yanchor="bottom",
+            showarrow=False, font={"color": WORSE},
+            text=plotly_text(f"⚠ A/A runs look bimodal (BC {noise['bimodality']:.2f} > 0.555)"),
+        )  # fmt: skip
 
 
 def series_figure(series: dict[str, Any]) -> go.Figure:
@@ -51,17 +98,32 @@ def series_figure(series: dict[str, Any]) -> go.Figure:
             name="p05-p95",
             hoverinfo="skip",
         )
+    _noise_band(fig, series.get("noise"), len(points))
+    suspect = [bool(p.get("suspect")) for p in points]
     fig.add_scatter(
         x=x,
-        y=[p["value"] for p in points],
+        y=[None if s else p["value"] for p, s in zip(points, suspect, strict=True)],
         mode="lines+markers",
         name="p50",
         line={"color": ACCENT, "width": 2},
         marker={"size": 7},
+        connectgaps=True,  # the line joins the stable runs; flagged ones float beside it
         text=[_hover(p) for p in points],
         customdata=[p.get("trace_id") for p in points],
         hovertemplate="%{y:.4g}<br>%{text}<extra></extra>",
     )
+    flagged = [i for i, s in enumerate(suspect) if s]
+    if flagged:
+        fig.add_scatter(
+            x=flagged,
+            y=[points[i]["value"] for i in flagged],
+            mode="markers",
+            name="flagged run (throttled/contended)",
+            marker={"symbol": "circle-open", "color": SUSPECT, "size": 10, "line": {"width": 2}},
+            text=[_hover(points[i]) for i in flagged],
+            customdata=[points[i].get("trace_id") for i in flagged],
+            hovertemplate="%{y:.4g}<br>%{text}<extra></extra>",
+        )
     for threshold in series["thresholds"]:
         fig.add_hline(
             y=threshold,

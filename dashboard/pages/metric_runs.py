@@ -23,12 +23,24 @@ dash.register_page(  # type: ignore[no-untyped-call]
 )
 
 
+def _flags(run: dict[str, Any]) -> list[Any]:
+    """The run's flags (`environment.flags`): throttled or contended make it suspect."""
+    return [
+        html.Span(
+            f"⚠ {f.get('flag')}" + (f" GPU {f['gpu']}" if f.get("gpu") is not None else ""),
+            title=f"{f.get('reason') or ''}: {f.get('detail') or ''}".strip(": "),
+            className="run-chip run-chip-flag",
+        )
+        for f in run.get("flags") or []
+    ]
+
+
 def _verdicts(run: dict[str, Any]) -> list[Any]:
     chips = [
         html.Span(f"{v['name']}: {v['verdict']}", className=f"run-chip run-chip-{v['verdict']}")
         for v in sorted(run["verdicts"], key=lambda v: v["name"])
     ]
-    return chips or [html.Span("no SLA", className="muted")]
+    return _flags(run) + (chips or [html.Span("no SLA", className="muted")])
 
 
 def _metrics(run: dict[str, Any]) -> list[Any]:

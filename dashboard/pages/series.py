@@ -1,10 +1,12 @@
 """`/series?project=&benchmark=&metric=[&branch=]`: one series over commits.
 
-p50 with its p05-p95 band, SLA thresholds, change points found by E-divisive (a change
-for the worse is the first bad commit the SLA verdicts name), the SLAs over the series,
-accepted baselines, and a form to accept a new one (an SLA change: admins or tokens with
-`slas:write`). A point whose run carries a trace opens that trace on click; each change
-point links to the compare view of the traces on either side of it, when both exist.
+p50 with its p05-p95 band, the noise band from A/A runs (±MDC, with a bimodality
+warning; runs flagged throttled or contended drawn hollow), SLA thresholds, change points
+found by E-divisive (a change for the worse is the first bad commit the SLA verdicts
+name), the SLAs over the series, accepted baselines, and a form to accept a new one (an
+SLA change: admins or tokens with `slas:write`). A point whose run carries a trace opens
+that trace on click; each change point links to the compare view of the traces on either
+side of it, when both exist.
 When the series is a benchmark spec's and a bisect of it found a commit, the chart marks
 it and a card links to the bisect panel (issue 22).
 """
@@ -31,6 +33,7 @@ from dashboard.components.series_panels import (
     accept_form,
     acceptance_list,
     change_list,
+    noise_summary,
     sla_list,
 )
 from dashboard.figures.bisect import add_bisect_marker
@@ -66,6 +69,7 @@ def _bisect_card(bisect: Bisect | None) -> list[Component]:
 
 def _panels(series: dict[str, Any]) -> list[Component]:
     return [
+        html.Section([html.H2("Noise band (A/A runs)"), noise_summary(series)], className="card"),
         html.Section([html.H2("Change points"), change_list(series)], className="card"),
         html.Section([html.H2("SLAs"), sla_list(series)], className="card"),
         html.Section([html.H2("Accepted baselines"), acceptance_list(series)], className="card"),

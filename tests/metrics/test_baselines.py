@@ -129,7 +129,11 @@ def test_the_relative_baseline_does_not_drift_to_a_regression(
         pytest.approx(old_level)
     ] * len(confirmed)
     assert all(series.verdicts[i]["rel"]["verdict"] == "fail" for i in confirmed)
-    assert series.verdicts[PUSHES]["rel"]["details"] == {"excluded_since": _sha(STEP_AT)}
+    assert series.verdicts[PUSHES]["rel"]["details"] == {
+        "excluded_since": _sha(STEP_AT),
+        "tolerance_pct": TOLERANCE,
+        "tolerance_source": "sla",
+    }
 
 
 def test_accepting_the_new_level_makes_it_the_baseline(
@@ -154,7 +158,8 @@ def test_accepting_the_new_level_makes_it_the_baseline(
     nxt = series.push(PUSHES + 1)
     new_level = series.median_of(range(PUSHES + 1 - BASELINE_RUNS, PUSHES + 1))
     assert nxt["rel"]["baseline"] == pytest.approx(new_level)
-    assert nxt["rel"]["verdict"] == "pass" and nxt["rel"]["details"] == {}
+    assert nxt["rel"]["verdict"] == "pass"
+    assert nxt["rel"]["details"] == {"tolerance_pct": TOLERANCE, "tolerance_source": "sla"}
     assert nxt["reg"]["verdict"] == "pass"
 
     shown = _series(client)["acceptances"]

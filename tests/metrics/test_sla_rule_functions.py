@@ -131,7 +131,7 @@ def test_relative_without_a_baseline_has_no_data_and_says_what_was_left_out() ->
     assert (judged.verdict, judged.baseline, judged.details) == (
         Verdict.NO_DATA,
         None,
-        {"excluded_since": "c7"},
+        {"excluded_since": "c7", "tolerance_pct": 0.0, "tolerance_source": "none"},
     )
 
 

@@ -35,7 +35,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = bench.add_parser("run", help="queue a run of a spec")
     run.add_argument("name")
     run.add_argument("--ref", default="", help="git ref to install the package at")
-    run.add_argument("--wait", action="store_true", help="wait for the run and print it")
+    run.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="queue N runs of the same ref (A/A runs: they teach the series its noise band)",
+    )
+    run.add_argument("--wait", action="store_true", help="wait for the run(s) and print them")
     run.add_argument("--wait-timeout", type=float, default=3600.0)
     _server_args(run)
     run.set_defaults(handler=_run)
@@ -107,13 +114,23 @@ def _apply(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    run = _call(args, "POST", f"/api/v1/benchmarks/{args.name}/runs", {"ref": args.ref})
-    print(f"queued run {run['id']} of {args.name}")
+    body = {"ref": args.ref, "repeat": args.repeat}
+    first = _call(args, "POST", f"/api/v1/benchmarks/{args.name}/runs", body)
+    ids = first.get("queued") or [first["id"]]
+    for run_id in ids:
+        print(f"queued run {run_id} of {args.name}")
     if not args.wait:
         return 0
     deadline = time.monotonic() + args.wait_timeout
-    while run["status"] not in _DONE and time.monotonic() < deadline:
-        time.sleep(1.0)
+    codes = [_wait(args, first if i == first["id"] else {"id": i}, deadline) for i in ids]
+    return max(codes)
+
+
+def _wait(args: argparse.Namespace, run: dict[str, Any], deadline: float) -> int:
+    """Poll one run until it is done (or the deadline), then print its results."""
+    while run.get("status") not in _DONE and time.monotonic() < deadline:
+        if "status" in run:
+            time.sleep(1.0)
         run = _call(args, "GET", f"/api/v1/benchmark-runs/{run['id']}")
     print(f"{run['status']}" + (f" ({run['reason']}): {run['error']}" if run["reason"] else ""))
     for point in run["results"]:

@@ -146,6 +146,8 @@ def verdict_table(result: dict[str, Any]) -> str:
     for v in result["verdicts"]:
         note = v["details"].get("first_bad_commit", "")
         note = f"first bad commit {note}" if note else ""
+        if v["verdict"] == "skipped":  # require_stable: the run is flagged
+            note = str(v["details"].get("skipped", ""))
         rows.append(
             (
                 v["verdict"].upper(),

@@ -79,9 +79,13 @@ def delete_spec(name: str, session: SessionDep) -> Response:
 def request_run(
     name: str, session: SessionDep, body: RunRequestBody | None = None
 ) -> BenchmarkRunPublic:
-    """Queue a run of the spec on its runner queue (optionally at a git ref)."""
-    run = service.request_run(session, name, trigger="api", ref=body.ref if body else "")
-    return BenchmarkRunPublic.of(*service.get_run(session, run.id))
+    """Queue a run of the spec on its runner queue (optionally at a git ref); `repeat` N
+    queues N runs of the ref (A/A runs for the noise band). Answers with the first run;
+    `queued` lists every run queued."""
+    body = body or RunRequestBody()
+    runs = service.request_run(session, name, trigger="api", ref=body.ref, repeat=body.repeat)
+    first = BenchmarkRunPublic.of(*service.get_run(session, runs[0].id))
+    return first.model_copy(update={"queued": [r.id for r in runs]})
 
 
 @router.get("/{name}/runs")

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Query, status
 
 from backend.api.access import require
 from backend.api.deps import Offset, SessionDep
-from backend.models.metrics import MetricRunsPublic, SeriesPublic
+from backend.models.metrics import MetricRunsPublic, NoiseBandPublic, SeriesPublic
 from backend.services import benchmarks, metrics, series, slas
 from backend.services.auth import PUSH_METRICS
 from backend.services.metrics import FORMATS, MetricDocumentError, PushResult, push_metrics
@@ -86,6 +86,31 @@ def get_series(
         limit=limit,
     )
     return slas.add_series_slas(session, found)
+
+
+@router.get("/series/noise")
+def get_noise(
+    session: SessionDep,
+    project: Annotated[str, Query(min_length=1, max_length=128)],
+    benchmark: Annotated[str, Query(min_length=1, max_length=256)],
+    metric: Annotated[str, Query(min_length=1, max_length=128)],
+    branch: Annotated[str | None, Query(max_length=256)] = None,
+    gpu: Annotated[str | None, Query(max_length=128)] = None,
+    runs: Annotated[int, Query(ge=1, le=1000, description="n1: runs judged")] = 1,
+    baseline_runs: Annotated[int, Query(ge=1, le=1000, description="n2: baseline runs")] = 10,
+) -> NoiseBandPublic:
+    """A series' noise band from A/A runs: pooled within-commit spread, the minimum
+    detectable change between `runs` and `baseline_runs` runs, and a bimodality warning."""
+    return series.read_noise_band(
+        session,
+        project=project,
+        benchmark=benchmark,
+        metric=metric,
+        branch=branch,
+        environment={"gpu_model": gpu} if gpu else None,
+        n_judged=runs,
+        n_baseline=baseline_runs,
+    )
 
 
 @router.get("/facets")

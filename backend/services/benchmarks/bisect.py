@@ -362,9 +362,10 @@ def start_from_verdicts(session: Session, verdicts: list[SlaVerdict]) -> list[st
         if git_url(spec.install) is None or not good or sla is None:
             continue
         try:
-            data = BisectCreate(
-                good=good, bad=bad, metric=v.metric, label=label, margin_pct=sla.tolerance_pct
-            )
+            # The tolerance the verdict used: the SLA's own, or the noise band's MDC.
+            used = v.details.get("tolerance_pct", sla.tolerance_pct)
+            margin = float(used) if used is not None else 0.0
+            data = BisectCreate(good=good, bad=bad, metric=v.metric, label=label, margin_pct=margin)
             started.append(start_bisect(session, spec.name, data, trigger="sla", sla_id=sla.id).id)
         except (InvalidInputError, ValueError) as e:
             session.rollback()

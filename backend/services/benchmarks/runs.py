@@ -98,6 +98,12 @@ def pushed_branch(spec: BenchmarkSpec, run: BenchmarkRun) -> str:
     return f"{BISECT_BRANCH_PREFIX}{spec.branch}" if run.trigger == "bisect" else spec.branch
 
 
+def _environment(run: BenchmarkRun, result: dict[str, Any]) -> dict[str, Any]:
+    """The runner's environment, with the run's A/A batch for the noise band."""
+    env = dict(result.get("environment") or {})
+    return {**env, "aa_group": run.aa_group} if run.aa_group else env
+
+
 def metric_document(
     spec: BenchmarkSpec, run: BenchmarkRun, result: dict[str, Any], trace_id: str | None
 ) -> dict[str, Any]:
@@ -115,7 +121,7 @@ def metric_document(
         "branch": pushed_branch(spec, run),
         "run_id": f"bench-{run.id}",
         "timestamp": (run.started_at or utc_now()).isoformat(),
-        "environment": pushed_environment(result.get("environment") or {}),
+        "environment": pushed_environment(_environment(run, result)),
         "points": points,
     }
     if trace_id:

@@ -23,6 +23,7 @@ from sqlmodel import Session, col, func, select
 from backend.core.config import Settings, get_settings
 from backend.core.task_names import RUN_BENCHMARK
 from backend.models.benchmarks import (
+    MAX_REPEAT,
     BenchmarkRun,
     BenchmarkRunPublic,
     BenchmarkSpec,
@@ -211,13 +212,24 @@ def delete_spec(session: Session, name: str) -> None:
 
 
 def add_run(
-    session: Session, spec: BenchmarkSpec, *, trigger: str, ref: str = "", queue: str = ""
+    session: Session,
+    spec: BenchmarkSpec,
+    *,
+    trigger: str,
+    ref: str = "",
+    queue: str = "",
+    aa_group: str = "",
 ) -> tuple[BenchmarkRun, OutboxMessage]:
     """Add a queued run and its outbox message to the session (the caller commits, then
     sends the message); `queue` overrides the spec's (a runner's own queue)."""
     assert spec.id is not None
     run = BenchmarkRun(
-        id=uuid.uuid4().hex, spec_id=spec.id, trigger=trigger, ref=ref, spec_hash=spec.spec_hash
+        id=uuid.uuid4().hex,
+        spec_id=spec.id,
+        trigger=trigger,
+        ref=ref,
+        aa_group=aa_group,
+        spec_hash=spec.spec_hash,
     )
     session.add(run)
     message = outbox.add_message(
@@ -232,18 +244,38 @@ def add_run(
 
 
 def request_run(
-    session: Session, name: str, *, trigger: str = "api", ref: str = ""
-) -> BenchmarkRun:
-    """Create a queued run and its outbox message, commit, then send `run_benchmark` to the
-    spec's queue; if the broker is down the run stays queued and the sweeper sends it."""
+    session: Session, name: str, *, trigger: str = "api", ref: str = "", repeat: int = 1
+) -> list[BenchmarkRun]:
+    """Create `repeat` queued runs of one ref and their outbox messages, commit, then send
+    `run_benchmark` to the spec's queue; if the broker is down the runs stay queued and the
+    sweeper sends them.
+
+    More than one run is an A/A batch (the noise band): the runs share an `aa_group`,
+    which their metrics carry as `environment.aa_group`, and their trigger is `aa`.
+
+    Raises:
+        NotFoundError: no such spec.
+        InvalidInputError: a ref for a spec without an install hook, or `repeat` outside
+            1..MAX_REPEAT.
+    """
     spec = get_spec(session, name)
     if ref and not spec.install:
         raise InvalidInputError(f"spec {name!r} has no install hook, so it cannot run at {ref!r}")
-    run, message = add_run(session, spec, trigger=trigger, ref=ref)
+    if not 1 <= repeat <= MAX_REPEAT:
+        raise InvalidInputError(f"repeat: {repeat} runs, the limit is 1..{MAX_REPEAT}")
+    group = uuid.uuid4().hex if repeat > 1 else ""
+    runs, messages = [], []
+    for _ in range(repeat):
+        run, message = add_run(
+            session, spec, trigger="aa" if group else trigger, ref=ref, aa_group=group
+        )
+        runs.append(run)
+        messages.append(message)
     session.commit()
-    outbox.send_now(session, [message])
-    session.refresh(run)
-    return run
+    outbox.send_now(session, messages)
+    for run in runs:
+        session.refresh(run)
+    return runs
 
 
 def get_run(session: Session, run_id: str) -> tuple[BenchmarkRun, BenchmarkSpec]:
@@ -274,9 +306,10 @@ def list_runs(
 
 
 def enqueue_due_runs(session: Session, now: datetime | None = None) -> list[str]:
-    """Queue a run of every scheduled spec whose cron fired since it was last scheduled."""
+    """Queue a run of every scheduled spec whose cron fired since it was last scheduled
+    (`aa_repeats` runs of it: an A/A batch when more than one)."""
     now = now or datetime.now(UTC)
-    queued = []
+    queued: list[str] = []
     for spec in session.exec(select(BenchmarkSpec).where(col(BenchmarkSpec.schedule).is_not(None))):
         after = spec.last_scheduled_at or spec.created_at
         after = after if after.tzinfo else after.replace(tzinfo=UTC)
@@ -286,5 +319,6 @@ def enqueue_due_runs(session: Session, now: datetime | None = None) -> list[str]
         spec.last_scheduled_at = fired
         session.add(spec)
         session.commit()
-        queued.append(request_run(session, spec.name, trigger="schedule").id)
+        runs = request_run(session, spec.name, trigger="schedule", repeat=spec.aa_repeats)
+        queued.extend(r.id for r in runs)
     return queued

@@ -16,7 +16,7 @@ from typing import Any
 
 from backend.services.metrics.compile_times import compile_time_points
 from backend.services.metrics.problems import MetricDocumentError, Problem, ProblemCollector
-from backend.services.series import TimeWindow, parse_timestamp
+from backend.services.series import TimeWindow, check_flags, parse_timestamp
 
 __all__ = [
     "FORMATS",
@@ -104,6 +104,8 @@ def _parse_native(doc: Any, push: ParsedPush, errors: ProblemCollector) -> None:
         errors.add("$.environment", "expected an object")
     elif errors.storable(env, "$.environment"):
         push.environment = env
+        if "flags" in env:
+            check_flags(env["flags"], "$.environment.flags", errors.add)
     benchmark = errors.text(doc, "benchmark", "$")
     points = doc.get("points")
     if not isinstance(points, list):

@@ -16,7 +16,7 @@ from backend.models.metrics import (
     RunVerdictPublic,
 )
 from backend.models.slas import Sla, SlaEvaluation
-from backend.services.series import count_skipped, in_window
+from backend.services.series import count_skipped, in_window, run_flags
 
 
 def list_runs(
@@ -53,7 +53,12 @@ def list_runs(
         )
     items = [
         MetricRunPublic.model_validate(
-            {**r.model_dump(), "points": points[r.id or 0], "verdicts": verdicts[r.id or 0]}
+            {
+                **r.model_dump(),
+                "flags": run_flags(r.environment),
+                "points": points[r.id or 0],
+                "verdicts": verdicts[r.id or 0],
+            }
         )
         for r in runs
     ]

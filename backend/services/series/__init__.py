@@ -2,6 +2,7 @@
 the SLA rules), and one series for the series page.
 """
 
+from backend.services.series.flags import check_flags, describe_flags, run_flags, suspect_flags
 from backend.services.series.history import (
     SeriesRow,
     count_skipped,
@@ -11,6 +12,8 @@ from backend.services.series.history import (
     read_history,
     representative,
 )
+from backend.services.series.noise import NoiseBand
+from backend.services.series.noise_reads import read_noise_band, series_band
 from backend.services.series.reads import get_series
 from backend.services.series.regimes import (
     MIN_POINTS,
@@ -32,10 +35,13 @@ from backend.services.series.time_window import TimeWindow, parse_timestamp
 __all__ = [
     "MIN_POINTS",
     "REGRESSION_ALPHA",
+    "NoiseBand",
     "Regime",
     "SeriesRow",
     "TimeWindow",
+    "check_flags",
     "count_skipped",
+    "describe_flags",
     "env_matches",
     "find_regimes",
     "get_series",
@@ -47,8 +53,12 @@ __all__ = [
     "percentile",
     "point_stat",
     "read_history",
+    "read_noise_band",
     "representative",
+    "run_flags",
+    "series_band",
     "streak_start",
     "summarize",
+    "suspect_flags",
     "welch_t_test",
 ]

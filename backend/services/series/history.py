@@ -18,6 +18,7 @@ from sqlmodel import Session, and_, col, func, or_, select
 
 from backend.models.metrics import MetricPoint, MetricRun
 from backend.models.slas import Statistic
+from backend.services.series.flags import suspect_flags
 from backend.services.series.time_window import TimeWindow, within
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,7 @@ def read_history(
     environment: dict[str, Any] | None = None,
     exclude_run: int | None = None,
     since: MetricRun | None = None,
+    stable_only: bool = False,
     limit: int = 100,
 ) -> list[SeriesRow]:
     """The newest `limit` points of a series, newest first, optionally on one branch.
@@ -92,6 +94,7 @@ def read_history(
         environment: only runs whose environment matches this selector.
         exclude_run: leave this run out (the run being judged against its baseline).
         since: only this run and the runs after it (an accepted baseline's first run).
+        stable_only: leave out runs flagged throttled or contended (`series.flags`).
         limit: at most this many rows.
 
     Runs whose timestamp is outside the settings' window are left out: one that cannot
@@ -120,7 +123,12 @@ def read_history(
             )
         )
     # The environment is JSON, so it is filtered here; over-fetch so `limit` still holds.
-    fetch = limit if not environment else limit * 5
+    fetch = limit if not (environment or stable_only) else limit * 5
     rows: Sequence[tuple[MetricRun, MetricPoint]] = session.exec(query.limit(fetch)).all()
-    out = [SeriesRow(r, p) for r, p in rows if env_matches(environment, r.environment)]
+    out = [
+        SeriesRow(r, p)
+        for r, p in rows
+        if env_matches(environment, r.environment)
+        and not (stable_only and suspect_flags(r.environment))
+    ]
     return out[:limit]

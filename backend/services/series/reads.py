@@ -1,4 +1,5 @@
-"""One series for the series page: its points over runs and its change points.
+"""One series for the series page: its points over runs (with their run flags), its
+change points and its noise band.
 
 The SLAs over a series (their thresholds, first bad commits and accepted baselines) are
 added by `backend.services.slas.board.add_series_slas`, one package up, so this package
@@ -20,12 +21,14 @@ from backend.models.metrics import (
     SeriesPublic,
 )
 from backend.services.series.changepoints import e_divisive
+from backend.services.series.flags import run_flags, suspect_flags
 from backend.services.series.history import (
     SeriesRow,
     count_skipped,
     read_history,
     representative,
 )
+from backend.services.series.noise_reads import read_noise_band
 from backend.services.series.regimes import MIN_POINTS, REGRESSION_ALPHA
 
 
@@ -41,6 +44,8 @@ def _series_points(rows: list[SeriesRow]) -> list[SeriesPoint]:
             p05=r.point.p05,
             p50=r.point.p50,
             p95=r.point.p95,
+            flags=run_flags(r.run.environment),
+            suspect=bool(suspect_flags(r.run.environment)),
         )
         for r in rows
     ]
@@ -76,7 +81,8 @@ def get_series(
     environment: dict[str, Any] | None,
     limit: int,
 ) -> SeriesPublic:
-    """A series oldest first, with its change points; no SLAs yet (`thresholds` empty)."""
+    """A series oldest first, with its change points and noise band; no SLAs yet
+    (`thresholds` empty)."""
     rows = read_history(
         session,
         project=project,
@@ -98,6 +104,14 @@ def get_series(
         points=points,
         change_points=_change_points(points, direction),
         thresholds=[],
+        noise=read_noise_band(
+            session,
+            project=project,
+            benchmark=benchmark,
+            metric=metric,
+            branch=branch,
+            environment=environment,
+        ),
         skipped=count_skipped(
             session,
             MetricRun.project == project,

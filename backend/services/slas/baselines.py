@@ -36,6 +36,7 @@ from backend.services.series import (
     representative,
 )
 from backend.services.slas.definitions import get_sla
+from backend.services.slas.tolerance import Tolerance, read_tolerance
 
 # Change points are searched in this many newest runs (E-divisive is O(n^2) per split).
 REGRESSION_HISTORY = 60
@@ -74,13 +75,16 @@ def _accepted_since(session: Session, sla: Sla) -> MetricRun | None:
     return session.exec(query.limit(1)).first()
 
 
-def split_series(sla: Sla, rows: list[SeriesRow], *, lower: bool | None = None) -> JudgedSeries:
+def split_series(
+    sla: Sla, rows: list[SeriesRow], *, lower: bool | None = None, tolerance_pct: float = 0.0
+) -> JudgedSeries:
     """An SLA's series (`rows` newest first, as read) oldest first, split into regimes.
 
     Args:
-        sla: the SLA whose rule and tolerance apply.
+        sla: the SLA whose rule applies.
         rows: the series, newest first; rows without the SLA's value are dropped.
         lower: lower is better; None to read it from the newest point.
+        tolerance_pct: how much worse a regime may be (`slas.tolerance`).
 
     Regimes are found in the newest `REGRESSION_HISTORY` values; older ones count as good.
     """
@@ -94,7 +98,7 @@ def split_series(sla: Sla, rows: list[SeriesRow], *, lower: bool | None = None) 
     found = find_regimes(
         values[older:],
         lower_is_better=lower,
-        tolerance_pct=sla.tolerance_pct,
+        tolerance_pct=tolerance_pct,
         alpha=REGRESSION_ALPHA,
     )
     shifted = [
@@ -120,6 +124,7 @@ def judged_series(
     lower: bool | None = None,
     exclude_run: int | None = None,
     limit: int = REGRESSION_HISTORY,
+    tolerance: Tolerance | None = None,
 ) -> JudgedSeries:
     """The SLA's series on `branch` since its accepted baseline, split into regimes.
 
@@ -131,6 +136,9 @@ def judged_series(
         exclude_run: a run to leave out (the one being judged against its baseline).
         limit: the newest runs to read; regimes are found in the newest
             `REGRESSION_HISTORY` of them, older runs count as good.
+        tolerance: the SLA's tolerance, when the caller has it (else it is read).
+
+    With `require_stable`, runs flagged throttled or contended are not in the series.
     """
     rows = read_history(
         session,
@@ -141,13 +149,15 @@ def judged_series(
         environment=sla.environment,
         exclude_run=exclude_run,
         since=_accepted_since(session, sla),
+        stable_only=sla.require_stable,
         limit=limit,
     )
-    return split_series(sla, rows, lower=lower)
+    tolerance = tolerance or read_tolerance(session, sla)
+    return split_series(sla, rows, lower=lower, tolerance_pct=tolerance.pct)
 
 
 def baseline_rows(
-    session: Session, sla: Sla, run: MetricRun, *, lower: bool
+    session: Session, sla: Sla, run: MetricRun, *, lower: bool, tolerance: Tolerance | None = None
 ) -> tuple[list[SeriesRow], SeriesRow | None]:
     """The newest `baseline_runs` good runs of the baseline branch, and the first run of
     the confirmed regression left out (None when none was).
@@ -162,6 +172,7 @@ def baseline_rows(
         lower=lower,
         exclude_run=run.id,
         limit=max(sla.baseline_runs, REGRESSION_HISTORY),
+        tolerance=tolerance,
     )
     return good_runs(judged, sla.baseline_runs)
 

@@ -13,10 +13,17 @@ from datetime import UTC, datetime
 from sqlmodel import Session, select
 
 from backend.models.metrics import MetricPoint, MetricRun
-from backend.models.slas import SPARKLINE_LENGTH, Rule, Sla, SlaEvaluation, SlaVerdict
-from backend.services.series import SeriesRow, env_matches, read_history, representative
+from backend.models.slas import SPARKLINE_LENGTH, Rule, Sla, SlaEvaluation, SlaVerdict, Verdict
+from backend.services.series import (
+    SeriesRow,
+    describe_flags,
+    env_matches,
+    read_history,
+    representative,
+)
 from backend.services.slas.baselines import baseline_rows, judged_series, lower_is_better
-from backend.services.slas.rules import Evidence, Judgement, judge
+from backend.services.slas.rules import Evidence, Judgement, judge, unstable
+from backend.services.slas.tolerance import read_tolerance
 from backend.services.slas.verdicts import verdict_of
 
 
@@ -24,7 +31,7 @@ def _history(
     session: Session, sla: Sla, run: MetricRun, *, branch: str, limit: int, exclude: bool
 ) -> list[SeriesRow]:
     """The newest `limit` rows of the SLA's series on `branch` (without this run if
-    `exclude`)."""
+    `exclude`; without flagged runs if the SLA requires stable runs)."""
     return read_history(
         session,
         project=run.project,
@@ -33,6 +40,7 @@ def _history(
         branch=branch,
         environment=sla.environment,
         exclude_run=run.id if exclude else None,
+        stable_only=sla.require_stable,
         limit=limit,
     )
 
@@ -54,13 +62,13 @@ def gather(session: Session, sla: Sla, run: MetricRun, point: MetricPoint) -> Ev
         rows = _history(session, sla, run, branch=sla.baseline_branch, limit=1, exclude=True)
         return Evidence(baseline_hash=rows[0].point.hash if rows else None)
     lower = lower_is_better(sla, point)
+    tolerance = read_tolerance(session, sla)
+    baseline, left_out = baseline_rows(session, sla, run, lower=lower, tolerance=tolerance)
     if sla.rule == Rule.REGRESSION:
-        baseline, left_out = baseline_rows(session, sla, run, lower=lower)
-        series = judged_series(session, sla, branch=run.branch, lower=lower)
-        return Evidence(baseline=baseline, left_out=left_out, series=series)
+        series = judged_series(session, sla, branch=run.branch, lower=lower, tolerance=tolerance)
+        return Evidence(baseline=baseline, left_out=left_out, series=series, tolerance=tolerance)
     window = _window(session, sla, run)  # relative and no_increase
-    baseline, left_out = baseline_rows(session, sla, run, lower=lower)
-    return Evidence(window=window, baseline=baseline, left_out=left_out)
+    return Evidence(window=window, baseline=baseline, left_out=left_out, tolerance=tolerance)
 
 
 def affected_slas(session: Session, run: MetricRun) -> list[Sla]:
@@ -76,18 +84,24 @@ def affected_slas(session: Session, run: MetricRun) -> list[Sla]:
     ]
 
 
-def _record(session: Session, sla: Sla, run: MetricRun, judged: Judgement) -> SlaVerdict:
-    previous = sla.status
-    now = datetime.now(UTC)
-    if previous != judged.verdict:
+def _cache_status(sla: Sla, judged: Judgement, now: datetime) -> None:
+    """Update the status the board reads; a skipped run leaves it as it was and says why."""
+    sla.last_evaluated_at = now
+    if judged.verdict == Verdict.SKIPPED:
+        sla.last_skip_reason = describe_flags(judged.details.get("flags") or [])[:512]
+        return
+    if sla.status != judged.verdict:
         sla.status, sla.status_changed_at = judged.verdict, now
     if judged.observed is not None:
         sla.sparkline = [*(sla.sparkline or [])[1 - SPARKLINE_LENGTH :], judged.observed]
-    sla.last_observed, sla.last_threshold, sla.last_evaluated_at = (
-        judged.observed,
-        judged.threshold,
-        now,
-    )
+    sla.last_observed, sla.last_threshold = judged.observed, judged.threshold
+    sla.last_skip_reason = None
+
+
+def _record(session: Session, sla: Sla, run: MetricRun, judged: Judgement) -> SlaVerdict:
+    previous = sla.status
+    now = datetime.now(UTC)
+    _cache_status(sla, judged, now)
     session.add(sla)
     evaluation = SlaEvaluation(
         sla_id=sla.id,
@@ -101,7 +115,7 @@ def _record(session: Session, sla: Sla, run: MetricRun, judged: Judgement) -> Sl
         created_at=now,
     )
     session.add(evaluation)
-    return verdict_of(sla, evaluation, previous=previous)
+    return verdict_of(sla, evaluation, previous=previous, run=run)
 
 
 def evaluate_run(
@@ -119,12 +133,16 @@ def evaluate_run(
         slas: the SLAs this run touches, when the caller already has them.
 
     Returns:
-        One verdict per affected SLA; an SLA whose metric the run lacks is `no_data`.
+        One verdict per affected SLA; an SLA whose metric the run lacks is `no_data`, and
+        one that requires stable runs is `skipped` for a run flagged throttled or contended.
     """
     verdicts = []
     chosen = affected_slas(session, run) if slas is None else slas
     for sla in sorted(chosen, key=lambda s: s.name):
         point = points.get(sla.metric)
-        evidence = Evidence() if point is None else gather(session, sla, run, point)
-        verdicts.append(_record(session, sla, run, judge(sla, run, point, evidence)))
+        judged = unstable(sla, run, point)
+        if judged is None:
+            evidence = Evidence() if point is None else gather(session, sla, run, point)
+            judged = judge(sla, run, point, evidence)
+        verdicts.append(_record(session, sla, run, judged))
     return verdicts

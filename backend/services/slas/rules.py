@@ -6,7 +6,7 @@ tested on hand-computed numbers; the statistics and change points come from the 
 modules of `backend.services.series`.
 
 Public surface: `Judgement`, `Evidence`, `judge`, `observe`, `absolute`, `relative`,
-`determinism`, `regression`.
+`determinism`, `regression`, `unstable`.
 """
 
 import operator
@@ -20,6 +20,7 @@ from backend.services.series import (
     MIN_POINTS,
     REGRESSION_ALPHA,
     SeriesRow,
+    describe_flags,
     mann_whitney_u,
     median,
     open_regression,
@@ -27,9 +28,11 @@ from backend.services.series import (
     point_stat,
     representative,
     streak_start,
+    suspect_flags,
     welch_t_test,
 )
 from backend.services.slas.baselines import JudgedSeries, lower_is_better
+from backend.services.slas.tolerance import Tolerance, resolve_tolerance
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
@@ -61,6 +64,7 @@ class Evidence:
         left_out: the first run of a confirmed regression the baseline leaves out.
         baseline_hash: the hash of the newest run of the baseline branch.
         series: the run's branch since the accepted baseline, split into regimes.
+        tolerance: the tolerance and where it came from; None: the SLA's own (or 0).
     """
 
     window: list[float] = field(default_factory=list)
@@ -68,6 +72,7 @@ class Evidence:
     left_out: SeriesRow | None = None
     baseline_hash: str | None = None
     series: JudgedSeries = field(default_factory=lambda: JudgedSeries([], [], []))
+    tolerance: Tolerance | None = None
 
 
 def _values_stat(values: Sequence[float], statistic: Statistic) -> float:
@@ -88,8 +93,22 @@ def observe(sla: Sla, point: MetricPoint, window: Sequence[float]) -> float | No
     return _values_stat(window, sla.statistic) if window else None
 
 
-def _excluded(since: str | None) -> dict[str, Any]:
-    return {"excluded_since": since} if since is not None else {}
+def _excluded(since: str | None, tolerance: Tolerance | None = None) -> dict[str, Any]:
+    """Details every baseline rule gives: the regression left out of the baseline, and
+    the tolerance used and its source."""
+    out = tolerance.details() if tolerance is not None else {}
+    return {**out, "excluded_since": since} if since is not None else out
+
+
+def unstable(sla: Sla, run: MetricRun, point: MetricPoint | None) -> Judgement | None:
+    """`skipped` for a run flagged throttled or contended when the SLA requires stable
+    runs (None otherwise): its numbers are suspect, so it is not judged."""
+    flags = suspect_flags(run.environment) if sla.require_stable else []
+    if not flags:
+        return None
+    observed = point_stat(point, sla.statistic) if point is not None else None
+    why = f"not judged: the run is flagged {describe_flags(flags)} and the SLA requires stable runs"
+    return Judgement(Verdict.SKIPPED, observed, details={"skipped": why, "flags": flags})
 
 
 def absolute(sla: Sla, observed: float | None) -> Judgement:
@@ -107,17 +126,21 @@ def relative(
     *,
     lower: bool,
     excluded_since: str | None = None,
+    tolerance: Tolerance | None = None,
 ) -> Judgement:
-    """No worse than `tolerance_pct` against the median of the baseline values, in the
-    direction `lower` (lower is better) gives."""
+    """No worse than the tolerance (`slas.tolerance`: the SLA's `tolerance_pct`, else the
+    noise band's MDC) against the median of the baseline values, in the direction `lower`
+    (lower is better) gives."""
+    tolerance = tolerance or resolve_tolerance(sla, None)
+    details = _excluded(excluded_since, tolerance)
     median_of = median(baseline) if baseline else None
     if observed is None or median_of is None:
-        return Judgement(Verdict.NO_DATA, observed, None, median_of, _excluded(excluded_since))
-    factor = 1 + sla.tolerance_pct / 100 if lower else 1 - sla.tolerance_pct / 100
+        return Judgement(Verdict.NO_DATA, observed, None, median_of, details)
+    factor = 1 + tolerance.pct / 100 if lower else 1 - tolerance.pct / 100
     threshold = median_of * factor
     ok = observed <= threshold if lower else observed >= threshold
     verdict = Verdict.PASS if ok else Verdict.FAIL
-    return Judgement(verdict, observed, threshold, median_of, _excluded(excluded_since))
+    return Judgement(verdict, observed, threshold, median_of, details)
 
 
 def determinism(run_hash: str | None, baseline_hash: str | None) -> Judgement:
@@ -134,7 +157,9 @@ def _is_worse(direction: str, shift_pct: float, tolerance_pct: float) -> bool:
     return worse > tolerance_pct
 
 
-def _sample_test(sla: Sla, point: MetricPoint, baseline: Sequence[SeriesRow]) -> dict[str, Any]:
+def _sample_test(
+    point: MetricPoint, baseline: Sequence[SeriesRow], tolerance_pct: float
+) -> dict[str, Any]:
     """Mann-Whitney U (and Welch's t for reference) of this run's samples vs the baseline's."""
     pooled = [s for r in baseline for s in (r.point.samples or [])]
     current = point.samples or []
@@ -144,7 +169,7 @@ def _sample_test(sla: Sla, point: MetricPoint, baseline: Sequence[SeriesRow]) ->
     _, p_welch = welch_t_test(pooled, current)
     before, after = median(pooled), median(current)
     shift = 100.0 * (after - before) / abs(before) if before else 0.0
-    regressed = p_mw < REGRESSION_ALPHA and _is_worse(point.direction, shift, sla.tolerance_pct)
+    regressed = p_mw < REGRESSION_ALPHA and _is_worse(point.direction, shift, tolerance_pct)
     return {
         "test": "mann_whitney_u",
         "p_value": p_mw,
@@ -191,16 +216,21 @@ def regression(
     series: JudgedSeries,
     *,
     excluded_since: str | None = None,
+    tolerance: Tolerance | None = None,
 ) -> Judgement:
     """Noise-aware: a per-push sample test against the baseline runs, and change points
     of the run's branch (`series`); every failure names the commit where the regression
-    began."""
+    began. A shift within the tolerance (`slas.tolerance`) is not a regression."""
+    tolerance = tolerance or resolve_tolerance(sla, None)
     observed = point_stat(point, sla.statistic)
     base_values = [v for r in baseline if (v := representative(r.point)) is not None]
-    tests = [t for t in (_sample_test(sla, point, baseline), _change_point_test(series)) if t]
+    sample = _sample_test(point, baseline, tolerance.pct)
+    tests = [t for t in (sample, _change_point_test(series)) if t]
     median_of = median(base_values) if base_values else None
     if not tests:
-        return Judgement(Verdict.NO_DATA, observed, None, median_of, _excluded(excluded_since))
+        return Judgement(
+            Verdict.NO_DATA, observed, None, median_of, _excluded(excluded_since, tolerance)
+        )
     failed = [t for t in tests if t["regressed"]]
     if failed:
         first_bad = _first_bad_commit(series, run, median_of)
@@ -208,12 +238,15 @@ def regression(
             t["first_bad_commit"] = first_bad
     details = failed[0] if failed else tests[0]
     verdict = Verdict.FAIL if failed else Verdict.PASS
-    extra = {**details, "tests": tests, **_excluded(excluded_since)}
+    extra = {**details, "tests": tests, **_excluded(excluded_since, tolerance)}
     return Judgement(verdict, observed, None, median_of, extra)
 
 
 def judge(sla: Sla, run: MetricRun, point: MetricPoint | None, evidence: Evidence) -> Judgement:
     """Apply the SLA's rule to a run's point (None: the run lacks the SLA's metric)."""
+    skipped = unstable(sla, run, point)
+    if skipped is not None:
+        return skipped
     if point is None:
         return Judgement(Verdict.NO_DATA)
     excluded_since = evidence.left_out.run.commit if evidence.left_out else None
@@ -225,11 +258,24 @@ def judge(sla: Sla, run: MetricRun, point: MetricPoint | None, evidence: Evidenc
         ]
         observed = observe(sla, point, evidence.window)
         lower = lower_is_better(sla, point)
-        return relative(sla, observed, values, lower=lower, excluded_since=excluded_since)
+        return relative(
+            sla,
+            observed,
+            values,
+            lower=lower,
+            excluded_since=excluded_since,
+            tolerance=evidence.tolerance,
+        )
     if sla.rule == Rule.DETERMINISM:
         return determinism(point.hash, evidence.baseline_hash)
     if sla.rule == Rule.REGRESSION:
         return regression(
-            sla, run, point, evidence.baseline, evidence.series, excluded_since=excluded_since
+            sla,
+            run,
+            point,
+            evidence.baseline,
+            evidence.series,
+            excluded_since=excluded_since,
+            tolerance=evidence.tolerance,
         )
     raise ValueError(f"unknown SLA rule {sla.rule!r}")

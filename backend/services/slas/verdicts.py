@@ -10,10 +10,14 @@ from sqlmodel import Session, col, select
 
 from backend.models.metrics import MetricRun
 from backend.models.slas import Sla, SlaEvaluation, SlaVerdict, Verdict
+from backend.services.series import run_flags
 
 
-def verdict_of(sla: Sla, evaluation: SlaEvaluation, *, previous: Verdict | None) -> SlaVerdict:
-    """The verdict an evaluation of `sla` gives, with the SLA's status before it."""
+def verdict_of(
+    sla: Sla, evaluation: SlaEvaluation, *, previous: Verdict | None, run: MetricRun
+) -> SlaVerdict:
+    """The verdict an evaluation of `sla` gives, with the SLA's status before it and the
+    run's flags."""
     return SlaVerdict(
         sla_id=sla.id,
         name=sla.name,
@@ -28,6 +32,7 @@ def verdict_of(sla: Sla, evaluation: SlaEvaluation, *, previous: Verdict | None)
         baseline=evaluation.baseline,
         previous=previous,
         details=evaluation.details,
+        flags=run_flags(run.environment),
     )
 
 
@@ -42,4 +47,4 @@ def stored_verdicts(session: Session, run: MetricRun) -> list[SlaVerdict]:
         .where(SlaEvaluation.run_id == run.id)
         .order_by(col(Sla.name))
     ).all()
-    return [verdict_of(s, e, previous=e.verdict) for e, s in rows]
+    return [verdict_of(s, e, previous=e.verdict, run=run) for e, s in rows]
