@@ -102,6 +102,7 @@ def mark_ready(conn: Connection, trace_id: str, loaded: Mapping[str, Any]) -> No
         .where(col(Trace.id) == trace_id)
         .values(
             **loaded,
+            event_total=sum(loaded.get("event_counts", {}).values()),
             status=READY,
             error=None,
             progress=None,
