@@ -6,8 +6,8 @@ need as arguments, so a test reads as the steps a user takes. Each API call asse
 status code the step must answer with and shows the API's text when it does not.
 
 Public surface: traces (`upload`, `upload_trace`, `upload_and_ingest`, `wait_for_trace`,
-`Ingest`, `stored_events`, `insert_traces` for many list rows at once), metrics and SLAs (`native`, `post_metrics`, `post_sla`), and
-`token_headers`.
+`Ingest`, `stored_events`, `insert_traces` for many list rows at once), metrics and SLAs
+(`native`, `post_metrics`, `post_sla`), and `token_headers`.
 """
 
 from __future__ import annotations

@@ -218,7 +218,7 @@ def test_patch_renames_tags_and_notes_with_normalized_tags(
         ({"tags": [f"t{i}" for i in range(21)]}, "tags"),
         ({"tags": ["x" * 41]}, "tags[0]"),
         ({"tags": ["ok", "no;pe"]}, "tags[1]"),
-        ({"tags": ["quote\""]}, "tags[0]"),
+        ({"tags": ['quote"']}, "tags[0]"),
         ({"tags": "h200"}, "tags"),
         ({"note": "n" * 4001}, "note"),
         ({"note": "bell\x07"}, "note"),
