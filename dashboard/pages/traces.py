@@ -1,8 +1,9 @@
-"""`/` (and `/traces`): upload a trace, and watch every trace move from queued to ready.
+"""`/` (and `/traces`): upload a trace, and find, sort, edit, compare and delete traces.
 
 The browser sends the file straight to the API (`assets/upload.js`), which streams it to
-disk and queues the parsing in Celery; this page shows the API's answer and polls the
-list with `dcc.Interval`, so no file and no work ever sit in the dashboard process.
+disk and queues the parsing in Celery; this page shows the API's answer. The list below
+(`_traces_list`) pages, filters and sorts on the server and polls for status changes, so
+no file and no work ever sit in the dashboard process.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from typing import Any, cast
 import dash
 from dash import ClientsideFunction, Input, Output, State, callback, clientside_callback, dcc, html
 
-from dashboard.api.client import ApiError, current_client, detail_text
-from dashboard.api.traces import TraceAccepted, list_traces
-from dashboard.components import notice, traces_table
+from dashboard.api.client import detail_text
+from dashboard.api.traces import TraceAccepted
+from dashboard.components import notice
+from dashboard.pages import _traces_list as traces_list
 
 # Dash ships no annotations for register_page.
 dash.register_page(  # type: ignore[no-untyped-call]
@@ -24,19 +26,6 @@ dash.register_page(  # type: ignore[no-untyped-call]
 TRACES_UPLOAD = "traces-upload"
 TRACES_UPLOAD_STATUS = "traces-upload-status"
 TRACES_UPLOAD_RESULT = "traces-upload-result"
-TRACES_TABLE = "traces-table"
-TRACES_POLL = "traces-poll"
-POLL_MS = 1500
-LIST_LIMIT = 100
-
-
-def _table() -> html.Div:
-    """The current list from the API, or why it could not be read."""
-    try:
-        traces = list_traces(current_client(), limit=LIST_LIMIT)
-    except ApiError as e:
-        return html.Div(notice(f"Could not load traces: {e.detail}", "error"))
-    return traces_table(traces["items"], total=traces["count"])
 
 
 def _upload_box() -> dcc.Upload:
@@ -60,8 +49,8 @@ def _upload_box() -> dcc.Upload:
     )
 
 
-def layout(**_query: str) -> html.Div:
-    """Fresh on every visit: the list is read when the page is opened, then polled."""
+def layout(**query: str) -> html.Div:
+    """Fresh on every visit: the list is read for the URL's query, then polled."""
     return html.Div(
         [
             html.H1("Traces", className="page-title"),
@@ -79,10 +68,7 @@ def layout(**_query: str) -> html.Div:
                 ],
                 className="card",
             ),
-            html.Section(
-                [html.H2("All traces"), html.Div(_table(), id=TRACES_TABLE)], className="card"
-            ),
-            dcc.Interval(id=TRACES_POLL, interval=POLL_MS),
+            traces_list.section(query),
         ]
     )
 
@@ -123,13 +109,3 @@ def upload_result(result: dict[str, Any] | None) -> Any:
         return _accepted_notice(name, cast(TraceAccepted, body))
     fallback = str(result.get("detail") or f"the API answered {status}")
     return notice(f"Upload of {name} failed: {detail_text(body, fallback)}", "error")
-
-
-@callback(
-    Output(TRACES_TABLE, "children"),
-    Input(TRACES_POLL, "n_intervals"),
-    prevent_initial_call=True,
-)
-def refresh(_n: int | None) -> html.Div:
-    """Re-read the list, so status changes made by the workers show up live."""
-    return _table()
