@@ -108,6 +108,13 @@ def _name_cell(trace: Trace) -> html.Td:
     )
 
 
+def _created_cell(created_at: str) -> html.Td:
+    """To the minute, in UTC like every time on the site; the second is in the tooltip."""
+    full = format_timestamp(created_at)
+    short = full[:16] if full.endswith(" UTC") else full
+    return html.Td(short, className="nowrap muted", title=full)
+
+
 def _data_attrs(trace: Trace) -> dict[str, Any]:
     """`data-*` hooks for tests and scripts, which should not depend on column order."""
     return {"data-trace-id": trace["id"], "data-status": trace["status"]}
@@ -134,7 +141,7 @@ def _row(trace: Trace, selected: Collection[str]) -> html.Tr:
             html.Td(format_bytes(trace["size_bytes"]), className="num"),
             _events_cell(trace),
             html.Td(trace_duration(trace), className="num"),
-            html.Td(format_timestamp(trace["created_at"]), className="nowrap muted"),
+            _created_cell(trace["created_at"]),
             html.Td(actions, className="actions-cell"),
         ],
         className=f"row-{trace['status']}",
