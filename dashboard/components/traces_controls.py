@@ -110,11 +110,10 @@ def toolbar() -> html.Div:
 
 def delete_question(names: Sequence[str]) -> list[Any]:
     """The dialog's text: how many, and each name (all of them, scrolling if many)."""
-    what = "this trace" if len(names) == 1 else f"these {len(names)} traces"
+    one = len(names) == 1
+    what = "this trace? Its" if one else f"these {len(names)} traces? Their"
     return [
-        html.P(
-            f"Delete {what}? Their events, stats and stored files go too; this cannot be undone."
-        ),
+        html.P(f"Delete {what} events, stats and stored files go too; this cannot be undone."),
         html.Ul([html.Li(n) for n in names], className="delete-names"),
     ]
 

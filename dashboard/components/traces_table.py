@@ -208,4 +208,4 @@ def traces_table(
         [html.Div(shown, className="muted"), pager(min(query.page, pages - 1), pages, PAGER)],
         className="list-footer",
     )
-    return html.Div([table, footer], className="table-wrap")
+    return html.Div([table, footer], className="table-wrap traces-wrap")
