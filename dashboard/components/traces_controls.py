@@ -6,7 +6,8 @@ Dialogs are plain elements shown and hidden by a class, so their text is the pag
 text, never markup.
 
 Public surface: `filter_bar`, `toolbar`, `delete_dialog`, `edit_dialog`, `delete_question`,
-the component ids (`FILTER_*` and `FILTERS`, `COMPARE`, `DELETE`, `DELETE_*`, `EDIT_*`), `STATUSES`.
+the component ids (`FILTER_*`, `FILTERS`, `SELECT_ALL`, `COMPARE`, `DELETE`, `DELETE_*`,
+`EDIT_*`), `STATUSES`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ FILTER_DATES = "traces-filter-dates"
 FILTER_SEARCH = "traces-search"
 FILTER_CLEAR = "traces-filter-clear"
 FILTERS = (FILTER_PROJECT, FILTER_FORMAT, FILTER_STATUS, FILTER_TAG, FILTER_SEARCH)
+SELECT_ALL = "traces-select-all"  # outside the table, so it exists when the list is empty
 COMPARE = "traces-compare"
 DELETE = "traces-delete"
 SELECTED = "traces-selected-count"
@@ -94,6 +96,12 @@ def toolbar() -> html.Div:
     """Actions on the checked rows; the page enables them as rows are checked."""
     return html.Div(
         [
+            dcc.Checklist(
+                id=SELECT_ALL,
+                options=[{"label": "All on this page", "value": "all"}],
+                value=[],
+                className="select-all",
+            ),
             html.Span("None selected", id=SELECTED, className="muted"),
             html.Button(
                 "Compare",

@@ -6,7 +6,7 @@ is the cell's tooltip), and only an error the user expands (`<details>`) makes i
 taller. Headers are links to the same list sorted by that column, so a sort is a URL.
 
 Public surface: `traces_table`, `list_href`, `first_line`, and the id types `SELECT`,
-`SELECT_ALL`, `EDIT`, `PAGER`.
+`EDIT`, `PAGER`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from dashboard.components.trace_summary import trace_duration
 from dashboard.format import format_bytes, format_count, format_timestamp
 
 SELECT = "traces-select"  # pattern-matching id type of a row's checkbox: {"type", "trace"}
-SELECT_ALL = "traces-select-all"
 EDIT = "traces-edit"  # a row's Edit button: {"type", "trace"}
 PAGER = "traces-page"
 ERROR_LINE_CHARS = 90  # a one-line error longer than this is cut, with the rest on expand
@@ -150,12 +149,7 @@ def _row(trace: Trace, selected: Collection[str]) -> html.Tr:
 
 
 def _header(query: TraceQuery) -> html.Thead:
-    cells: list[html.Th] = [
-        html.Th(
-            dcc.Checklist(id=SELECT_ALL, options=[{"label": "", "value": "all"}], value=[]),
-            className="select-cell",
-        )
-    ]
+    cells: list[html.Th] = [html.Th(className="select-cell")]
     for title, key, numeric in COLUMNS:
         if key is None:
             cells.append(html.Th(title, className="num" if numeric else None))

@@ -33,7 +33,6 @@ from dashboard.components.traces_table import (
     EDIT,
     PAGER,
     SELECT,
-    SELECT_ALL,
     list_href,
     traces_table,
 )
@@ -130,7 +129,7 @@ def to_url(*values: Any) -> str:
 
 @callback(
     Output({"type": SELECT, "trace": ALL}, "value"),
-    Input(SELECT_ALL, "value"),
+    Input(ui.SELECT_ALL, "value"),
     State({"type": SELECT, "trace": ALL}, "id"),
     prevent_initial_call=True,
 )
@@ -146,8 +145,11 @@ def select_all(value: list[str] | None, ids: list[dict[str, str]]) -> list[list[
     Output(ui.DELETE, "disabled"),
     Output(ui.DELETE, "children"),
     Input({"type": SELECT, "trace": ALL}, "value"),
+    Input(TRACES_ROWS, "data"),  # a redrawn page (after a delete: fewer rows)
 )
-def selection(values: list[list[str] | None]) -> tuple[list[str], str, bool, bool, str]:
+def selection(
+    values: list[list[str] | None], _rows: dict[str, Any]
+) -> tuple[list[str], str, bool, bool, str]:
     """The checked rows; Compare needs exactly two, Delete at least one."""
     chosen = [v for checked in values for v in checked or []]
     text = f"{len(chosen)} selected" if chosen else "None selected"
