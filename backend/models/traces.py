@@ -98,8 +98,8 @@ class TracePublic(TraceBase):
     duration_ns: int | None
     progress: dict[str, Any] | None = None
     step_marker: str | None = None
-    tags: list[str] = []
-    note: str | None = None
+    tags: list[str]
+    note: str | None
     created_at: datetime
     updated_at: datetime
 

@@ -55,7 +55,7 @@ def check_printable(field: str, value: str, limit: int | None, allowed: str = ""
     if bad >= 0:
         raise InvalidInputError(
             f"{field}: character {bad + 1} is U+{ord(value[bad]):04X}, a control "
-            "character; names must be printable text"
+            "character; it must be printable text"
         )
     if limit is not None and len(value) > limit:
         raise InvalidInputError(f"{field}: {len(value)} characters, over the {limit} allowed")
