@@ -30,7 +30,7 @@ def test_0020_matches_the_models_backfills_event_total_and_downgrades(
         context = MigrationContext.configure(conn, opts={"compare_type": True})
         assert compare_metadata(context, SQLModel.metadata) == []
     config = alembic_config(settings.resolved_database_url)
-    command.downgrade(config, "0016")
+    command.downgrade(config, "0020-1")  # the revision before 0020
     assert not {"tags", "note", "event_total"} & _columns(engine)
     with engine.begin() as conn:
         conn.execute(
