@@ -129,7 +129,14 @@ def test_page_two_then_filter_by_project_and_tag(
     assert "project=vision" in page.url and "tag=h200" in page.url
     _shot(page, artifacts, "traces_list", page.locator(".card").last)
 
+    page.locator("#traces-table th").get_by_role("link", name="Size").click()
+    expect(page).to_have_url(re.compile(r"&sort=size$"))  # largest first, the default order
+    by_size = sorted(both, key=lambda r: r["size_bytes"], reverse=True)
+    expect(page.locator(f"{ROWS} .trace-name").first).to_have_text(by_size[0]["name"])
+    assert _names(page) == [r["name"] for r in by_size]
+
     page.reload()  # the URL holds the view
+    expect(page.locator(f"{ROWS} .trace-name").first).to_have_text(by_size[0]["name"])
     expect(page.locator(".list-footer")).to_contain_text(f"of {len(both)}.")
     assert page_errors.messages == []
 
