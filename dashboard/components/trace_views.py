@@ -22,6 +22,7 @@ TABS = (
     ("roofline", "Roofline"),
     ("memory", "Memory"),
     ("ranges", "Ranges"),
+    ("compile", "Compile"),
     ("steps", "Steps"),
     ("ranks", "Ranks"),
     ("query", "Query"),
@@ -35,8 +36,11 @@ def tab_href(trace_id: str, tab: str, **query: str) -> str:
     return f"/traces/{trace_id}?{urlencode(params)}"
 
 
-def tab_bar(trace_id: str, active: str, id_prefix: str) -> html.Nav:
-    """Tabs are links, so each view has a URL and the back button walks through them."""
+def tab_bar(
+    trace_id: str, active: str, id_prefix: str, hidden: frozenset[str] = frozenset()
+) -> html.Nav:
+    """Tabs are links, so each view has a URL and the back button walks through them;
+    `hidden` tabs have nothing to show for this trace (the active one is always shown)."""
     links: list[Any] = [
         dcc.Link(
             label,
@@ -45,6 +49,7 @@ def tab_bar(trace_id: str, active: str, id_prefix: str) -> html.Nav:
             id=f"{id_prefix}-tab-{key}",
         )
         for key, label in TABS
+        if key not in hidden or key == active
     ]
     links.append(
         dcc.Link("Timeline ↗", href=f"/traces/{trace_id}/timeline", className="tab-link tab-ext")

@@ -13,18 +13,19 @@ from typing import Any
 from dash import html
 from dash.development.base_component import Component
 
+from dashboard.api import compile_view, views
 from dashboard.api import memory_ops as memory_ops_api
 from dashboard.api import ncu as ncu_api
 from dashboard.api import operators as operators_api
 from dashboard.api import query as query_api
 from dashboard.api import ranges as ranges_api
 from dashboard.api import ranks as ranks_api
-from dashboard.api import views
 from dashboard.api.client import ApiClient, ApiError
 from dashboard.api.traces import KernelStats, Trace, get_kernels, list_traces
 from dashboard.api.views import SORT_KEYS, KernelQuery
 from dashboard.components import notice
 from dashboard.components.analysis_panels import memory_panel, roofline_panel
+from dashboard.components.compile_panel import compile_panel
 from dashboard.components.kernels_panel import GROUPS, kernels_panel
 from dashboard.components.memory_ops_panel import memory_ops_panel, memory_ops_query
 from dashboard.components.ncu_panel import ncu_panel
@@ -36,6 +37,7 @@ from dashboard.components.ranks_panel import ranks_panel, steps_panel
 
 JSON = dict[str, Any]
 TOP_N = 10
+TORCH_FORMAT = "torch_profiler"
 QUERY_LIMIT = 1000
 
 
@@ -210,6 +212,21 @@ def _operators(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
     return operators_panel(ops, stacks, group, search, "trace-operators")
 
 
+def _compile(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
+    return compile_panel(_try(lambda: compile_view.get_compile(client, trace["id"])),
+                         "trace-compile")  # fmt: skip
+
+
+def hidden_tabs(client: ApiClient, trace: Trace) -> frozenset[str]:
+    """Tabs with nothing to show: Compile unless a torch profiler trace has compile ranges
+    (one cheap call, `top=1`, made for torch traces only)."""
+    if trace.get("format") == TORCH_FORMAT:
+        found = _try(lambda: compile_view.get_compile(client, trace["id"], top=1))
+        if compile_view.has_compile(found):
+            return frozenset()
+    return frozenset({"compile"})
+
+
 RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = {
     "overview": _overview,
     "kernels": _kernels,
@@ -217,6 +234,7 @@ RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = 
     "roofline": _roofline,
     "memory": _memory,
     "ranges": _ranges,
+    "compile": _compile,
     "steps": _steps,
     "ranks": _ranks,
     "query": _query,

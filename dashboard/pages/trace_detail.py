@@ -74,7 +74,8 @@ def _body(trace_id: str, query: dict[str, str]) -> tuple[list[Component], bool]:
     tab = query.get("tab") or "overview"
     tab = tab if tab in dict(TABS) else "overview"
     view = dcc.Loading(tabs.render(tab, client, trace, query), type="circle", delay_show=150)
-    return [header, tab_bar(trace_id, tab, TRACE_DETAIL), view], True
+    hidden = tabs.hidden_tabs(client, trace)
+    return [header, tab_bar(trace_id, tab, TRACE_DETAIL, hidden), view], True
 
 
 def _tab_control_ids() -> list[Component]:

@@ -1,21 +1,17 @@
-"""`/` (and `/traces`): upload a trace, and find, sort, edit, compare and delete traces.
+"""`/` (and `/traces`): upload traces, and find, sort, edit, compare and delete them.
 
-The browser sends the file straight to the API (`assets/upload.js`), which streams it to
-disk and queues the parsing in Celery; this page shows the API's answer. The list below
+The upload area is a browser module (`assets/upload/main.js`) mounted into an empty
+`TRACES_UPLOAD` div: it sends the files straight to the API, which streams them to disk
+and queues the parsing in Celery, and shows each file's progress and answer. The list below
 (`_traces_list`) pages, filters and sorts on the server and polls for status changes, so
 no file and no work ever sit in the dashboard process.
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
-
 import dash
-from dash import ClientsideFunction, Input, Output, State, callback, clientside_callback, dcc, html
+from dash import html
 
-from dashboard.api.client import detail_text
-from dashboard.api.traces import TraceAccepted
-from dashboard.components import notice
 from dashboard.pages import _traces_list as traces_list
 
 # Dash ships no annotations for register_page.
@@ -24,29 +20,6 @@ dash.register_page(  # type: ignore[no-untyped-call]
 )
 
 TRACES_UPLOAD = "traces-upload"
-TRACES_UPLOAD_STATUS = "traces-upload-status"
-TRACES_UPLOAD_RESULT = "traces-upload-result"
-
-
-def _upload_box() -> dcc.Upload:
-    return dcc.Upload(
-        id=TRACES_UPLOAD,
-        multiple=False,
-        className="upload-box",
-        children=html.Div(
-            [
-                html.Div(
-                    ["Drop a trace file here, or ", html.Span("choose a file", className="link")],
-                    className="upload-lead",
-                ),
-                html.Div(
-                    "torch.profiler JSON(.gz), Nsight Systems sqlite, Nsight Compute CSV, rocprof "
-                    "v1/v2/v3, or a .zip/.tar.gz of rank files; parsing runs in the background.",
-                    className="muted small",
-                ),
-            ]
-        ),
-    )
 
 
 def layout(**query: str) -> html.Div:
@@ -55,57 +28,9 @@ def layout(**query: str) -> html.Div:
         [
             html.H1("Traces", className="page-title"),
             html.Section(
-                [
-                    _upload_box(),
-                    dcc.Loading(
-                        [
-                            html.Div(id=TRACES_UPLOAD_STATUS, className="upload-status"),
-                            dcc.Store(id=TRACES_UPLOAD_RESULT),  # pending while the file goes
-                        ],
-                        type="dot",
-                        delay_show=150,
-                    ),
-                ],
+                [html.H2("Upload"), html.Div(id=TRACES_UPLOAD, className="upload-area")],
                 className="card",
             ),
             traces_list.section(query),
         ]
     )
-
-
-def _accepted_notice(name: str, accepted: TraceAccepted) -> html.Div:
-    """Say what the API did with the file, with a link to the trace either way."""
-    link = dcc.Link("Open the trace", href=f"/traces/{accepted['id']}")
-    if accepted["duplicate"]:
-        return notice([f"{name} was uploaded before; nothing new was stored. ", link], "info")
-    queued = accepted["status"] == "queued"
-    text = f"Uploaded {name}" + (" and queued it for parsing. " if queued else ". ")
-    return notice([text, link], "success")
-
-
-# The browser posts the file to the API and leaves the answer in the store; clearing the
-# contents lets the same file be picked again.
-clientside_callback(
-    ClientsideFunction(namespace="perfdash_traces", function_name="upload"),
-    Output(TRACES_UPLOAD_RESULT, "data"),
-    Output(TRACES_UPLOAD, "contents"),
-    Input(TRACES_UPLOAD, "contents"),
-    State(TRACES_UPLOAD, "filename"),
-    prevent_initial_call=True,
-)
-
-
-@callback(
-    Output(TRACES_UPLOAD_STATUS, "children"),
-    Input(TRACES_UPLOAD_RESULT, "data"),
-    prevent_initial_call=True,
-)
-def upload_result(result: dict[str, Any] | None) -> Any:
-    """Say what the API did with the file the browser sent it (assets/upload.js)."""
-    if not result:
-        raise dash.exceptions.PreventUpdate
-    name, status, body = str(result.get("name")), result.get("status"), result.get("body")
-    if status == 202 and isinstance(body, dict) and "id" in body:
-        return _accepted_notice(name, cast(TraceAccepted, body))
-    fallback = str(result.get("detail") or f"the API answered {status}")
-    return notice(f"Upload of {name} failed: {detail_text(body, fallback)}", "error")

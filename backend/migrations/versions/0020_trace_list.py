@@ -4,7 +4,7 @@
 filled here for traces loaded before this revision.
 
 Revision ID: 0020
-Revises: 0016
+Revises: 0017
 Create Date: 2026-12-02
 """
 import json
@@ -15,7 +15,7 @@ from alembic import op
 
 
 revision: str = '0020'
-down_revision: str | None = '0016'
+down_revision: str | None = '0017'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

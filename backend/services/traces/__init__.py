@@ -14,6 +14,8 @@ from backend.services.traces.lifecycle import (
     get_trace,
 )
 from backend.services.traces.listing import TraceFilter, list_facets, list_traces
+from backend.services.traces.projects import list_projects
+from backend.services.traces.rank_files import check_rank_files
 from backend.services.traces.states import (
     claim_trace,
     fail_abandoned,
@@ -29,6 +31,7 @@ __all__ = [
     "accept_upload",
     "blob_path",
     "bundle_uploads",
+    "check_rank_files",
     "check_upload_fields",
     "claim_trace",
     "default_name",
@@ -39,6 +42,7 @@ __all__ = [
     "get_trace",
     "list_facets",
     "list_kernel_stats",
+    "list_projects",
     "list_traces",
     "mark_failed",
     "mark_ready",
