@@ -6,25 +6,29 @@ need as arguments, so a test reads as the steps a user takes. Each API call asse
 status code the step must answer with and shows the API's text when it does not.
 
 Public surface: traces (`upload`, `upload_trace`, `upload_and_ingest`, `wait_for_trace`,
-`Ingest`, `stored_events`), metrics and SLAs (`native`, `post_metrics`, `post_sla`), and
-`token_headers`.
+`Ingest`, `stored_events`, `insert_traces` for many list rows at once), metrics and SLAs
+(`native`, `post_metrics`, `post_sla`), and `token_headers`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
+import uuid
 from collections.abc import Collection, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
 import pyarrow.parquet as pq
 from fastapi.testclient import TestClient
-from sqlalchemy import text
+from sqlalchemy import insert, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from backend.core.config import Settings, get_settings
+from backend.models.traces import Trace
 from backend.services.auth.tokens import create_token
 from backend.services.loading.pipeline import ingest_trace
 
@@ -176,3 +180,32 @@ def token_headers(engine: Engine, *scopes: str, name: str = "tests") -> dict[str
     with Session(engine) as session:
         plaintext, _ = create_token(session, name, list(scopes))
     return {"Authorization": f"Bearer {plaintext}"}
+
+
+def insert_traces(engine: Engine, rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Insert trace rows straight into the table (no blob, no dataset), for list tests that
+    need hundreds: each row's fields override defaults (a ready `torch_profiler` trace in
+    project `default`, created one minute after the one before, from 2026-01-01 UTC).
+
+    Returns:
+        The ids, in the order of `rows`.
+    """
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    full = []
+    for i, row in enumerate(rows):
+        counts = row.get("event_counts", {"kernel": i})
+        created = row.get("created_at", start + timedelta(minutes=i))
+        full.append(
+            {
+                "id": uuid.uuid4().hex, "name": f"trace-{i:05d}", "project": "default",
+                "status": "ready", "error": None, "format": "torch_profiler",
+                "blob_sha256": hashlib.sha256(uuid.uuid4().bytes).hexdigest(),
+                "size_bytes": 1000 + i, "event_counts": counts, "devices": [],
+                "trace_metadata": {}, "skipped_events": 0, "warnings": [], "tags": [],
+                "note": None, "ingest_attempts": 0, "created_at": created, "updated_at": created,
+                **row, "event_total": sum(counts.values()),
+            }
+        )  # fmt: skip
+    with engine.begin() as conn:
+        conn.execute(insert(Trace), full)
+    return [r["id"] for r in full]

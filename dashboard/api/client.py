@@ -105,6 +105,10 @@ class ApiClient:
         """PUT JSON to `/api/v1{path}` and return the decoded JSON."""
         return self._request("PUT", path, json=json)
 
+    def patch(self, path: str, json: Any = None) -> Any:
+        """PATCH JSON to `/api/v1{path}` and return the decoded JSON."""
+        return self._request("PATCH", path, json=json)
+
     def get_text(self, path: str, params: dict[str, Any] | None = None) -> str:
         """GET a non-JSON body (Markdown, CSV) from `/api/v1{path}`."""
         return self._send("GET", path, params=params).text

@@ -23,6 +23,7 @@ import uvicorn
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel
 
@@ -44,7 +45,8 @@ from workers.cli.main import main
 TRAIN_STEP = DATA / "torch" / "h200_train_step.pt.trace.json.gz"
 KERNEL_SUMS = DATA / "torch" / "h200_train_step.kernel_sums.json"
 COMPILED = DATA / "torch" / "h200_compiled_steps.pt.trace.json.gz"
-HEAD = "0016"
+# The newest migration, read from the scripts (each issue adds one).
+HEAD = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
 
 
 def _clear_caches() -> None:

@@ -69,7 +69,7 @@ def test_traces_table_row_shows_readable_units_and_links() -> None:
     (row,) = _find(table, html.Tr)[1:]
     texts = _texts(row)
     assert "step.pt.trace.json.gz" in texts
-    assert {"15.3 KB", "234", "6.41 ms", "2026-11-29 15:38:18 UTC"} <= set(texts)
+    assert {"15.3 KB", "234", "6.41 ms", "2026-11-29 15:38"} <= set(texts)
     assert getattr(row, "data-status") == "ready"
 
 
@@ -85,7 +85,8 @@ def test_empty_list_says_so() -> None:
 
 
 def test_more_traces_than_shown_are_counted() -> None:
-    assert "Showing the newest 1 of 120." in _texts(traces_table([_trace()], total=120))
+    texts = _texts(traces_table([_trace()], total=120))
+    assert {"Showing 1\u20131 of 120.", "Page 1 of 3"} <= set(texts)
 
 
 def test_kernel_table_short_name_with_full_name_tooltip() -> None:

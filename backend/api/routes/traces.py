@@ -1,8 +1,10 @@
-"""`/api/v1/traces`: upload, list, read, delete. A contract CI relies on.
+"""`/api/v1/traces`: upload, list (paged, sorted, filtered), read, edit, delete. A contract
+CI relies on.
 
 The kernel stats and summary of a trace are served by `trace_aggregates`."""
 
-from typing import Annotated, BinaryIO
+from datetime import UTC, datetime
+from typing import Annotated, BinaryIO, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, Response, UploadFile, status
 from sqlmodel import Session
@@ -10,16 +12,20 @@ from sqlmodel import Session
 from backend.api.access import require
 from backend.api.deps import Offset, SessionDep, SettingsDep
 from backend.core.config import Settings
-from backend.models import (
+from backend.models.traces import (
     Trace,
     TraceAccepted,
+    TraceFacets,
+    TraceIds,
     TracePublic,
+    TraceSort,
     TracesPublic,
     TraceStatus,
+    TraceUpdate,
 )
 from backend.services import traces as service
-from backend.services.auth import DELETE_TRACE, UPLOAD_TRACE
-from backend.services.errors import TooLargeError
+from backend.services.auth import CHANGE_TRACE, DELETE_TRACE, UPLOAD_TRACE
+from backend.services.errors import InvalidInputError, TooLargeError
 from backend.services.loading import read_progress
 from backend.services.traces import bundle_uploads
 
@@ -82,17 +88,65 @@ def _one_stream(files: list[UploadFile], settings: Settings) -> BinaryIO:
     return bundle_uploads(parts, max_bytes=settings.max_upload_bytes)
 
 
+def _utc(moment: datetime | None) -> datetime | None:
+    """A time without a zone is UTC, as every stored time is."""
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def trace_filter(
+    project: Annotated[str | None, Query(max_length=128)] = None,
+    format: Annotated[str | None, Query(max_length=32, description="e.g. torch_json")] = None,
+    status: TraceStatus | None = None,
+    tag: Annotated[str | None, Query(max_length=40, description="Has this tag.")] = None,
+    q: Annotated[str | None, Query(max_length=512, description="Name contains (any case).")] = None,
+    created_from: Annotated[
+        datetime | None, Query(description="Created at or after (ISO 8601; no zone: UTC).")
+    ] = None,
+    created_to: Annotated[datetime | None, Query(description="Created before.")] = None,
+) -> service.TraceFilter:
+    """The list's filters from the query string; a reversed date range is a 422."""
+    start, end = _utc(created_from), _utc(created_to)
+    if start and end and start >= end:
+        raise InvalidInputError(f"created_from ({start}) must be before created_to ({end})")
+    tags = service.normalize_tags([tag]) if tag else []
+    return service.TraceFilter(
+        project=project, format=format, status=status, tag=tags[0] if tags else None, q=q,
+        created_from=start, created_to=end,
+    )  # fmt: skip
+
+
 @router.get("")
 def list_traces(
     session: SessionDep,
     settings: SettingsDep,
+    where: Annotated[service.TraceFilter, Depends(trace_filter)],
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Offset = 0,
-    project: str | None = None,
+    sort: TraceSort = TraceSort.CREATED,
+    order: Literal["asc", "desc"] = "desc",
 ) -> TracesPublic:
-    """Traces, newest first."""
-    rows, count = service.list_traces(session=session, limit=limit, offset=offset, project=project)
+    """Traces, newest first unless `sort`/`order` say otherwise; `count` is over all pages."""
+    rows, count = service.list_traces(
+        session=session, limit=limit, offset=offset, where=where, sort=sort,
+        descending=order == "desc",
+    )  # fmt: skip
     return TracesPublic(items=[_public(session, settings, t) for t in rows], count=count)
+
+
+@router.get("/facets")
+def list_facets(session: SessionDep) -> TraceFacets:
+    """The projects, formats and tags in use, for the list's filter pickers."""
+    projects, formats, tags = service.list_facets(session=session)
+    return TraceFacets(projects=projects, formats=formats, tags=tags)
+
+
+@router.post("/delete", dependencies=[Depends(require(DELETE_TRACE))])
+def delete_traces(body: TraceIds, session: SessionDep, settings: SettingsDep) -> TraceIds:
+    """Delete up to 500 traces at once, all or none (404 naming the unknown ids)."""
+    ids = service.delete_traces(session=session, blob_dir=settings.blob_dir, trace_ids=body.ids)
+    return TraceIds(ids=ids)
 
 
 @router.get("/{trace_id}")
@@ -120,3 +174,12 @@ def delete_trace(trace_id: str, session: SessionDep, settings: SettingsDep) -> R
     """Delete the trace, its events and its stored bytes."""
     service.delete_trace(session=session, blob_dir=settings.blob_dir, trace_id=trace_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.patch("/{trace_id}", dependencies=[Depends(require(CHANGE_TRACE))])
+def update_trace(
+    trace_id: str, body: TraceUpdate, session: SessionDep, settings: SettingsDep
+) -> TracePublic:
+    """Rename a trace, replace its tags or set its note; only the fields sent change."""
+    trace = service.update_trace(session=session, trace_id=trace_id, update=body)
+    return _public(session, settings, trace)

@@ -29,7 +29,9 @@ class Permission:
 READ = Permission("read", None, Role.VIEWER, True)
 UPLOAD_TRACE = Permission("upload a trace", "traces:write", Role.UPLOADER, True)
 DELETE_TRACE = Permission("delete a trace", "traces:write", Role.ADMIN, True)
-CHANGE_TRACE = Permission("choose a trace's step marker", "traces:write", Role.UPLOADER, True)
+CHANGE_TRACE = Permission(
+    "change a trace (name, tags, note, step marker)", "traces:write", Role.UPLOADER, True
+)
 RUN_BENCHMARK = Permission("request a benchmark run", "bench:run", Role.UPLOADER, True)
 CHANGE_BENCHMARK = Permission("change a benchmark spec", "benchmarks:write", Role.ADMIN, True)
 # Callable and command specs and install hooks run what they name on the GPU runners.

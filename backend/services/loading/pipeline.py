@@ -62,8 +62,14 @@ def ingest_trace(
         another worker holds it (a duplicate or redelivered message). `queued` means the
         server's disk was full: the trace is tried again later, not failed as a bad file.
     """
+    # Named columns, not the whole row: `perfdash db upgrade` re-ingests at revision 0014,
+    # before later columns of `traces` exist.
+    wanted = select(
+        col(Trace.parser_version), col(Trace.dataset), col(Trace.status),
+        col(Trace.blob_sha256), col(Trace.name),
+    ).where(col(Trace.id) == trace_id)  # fmt: skip
     with Session(engine) as session:
-        trace = session.get(Trace, trace_id)
+        trace = session.execute(wanted).first()
         if trace is None:
             return None
         current = trace.parser_version == PARSER_VERSION and trace.dataset is not None

@@ -81,10 +81,12 @@ def reindex_trace(
     except Exception as e:  # ingest_trace has marked it failed; the rest go on
         log.exception("re-ingest of trace %s failed", trace_id)
         status, fallback = TraceStatus.FAILED, f"{type(e).__name__}: {e}"
-    with Session(engine) as session:
-        trace = session.get(Trace, trace_id)
-        if trace is None or status is None:
+    with Session(engine) as session:  # named columns: this runs at revision 0014 too
+        query = select(Trace.error, Trace.event_counts).where(col(Trace.id) == trace_id)
+        row = session.exec(query).first()
+        if row is None or status is None:
             return Reindexed(None)
+        error, counts = row
         if status != TraceStatus.READY:
-            return Reindexed(status, error=trace.error or fallback)
-        return Reindexed(status, events=sum(trace.event_counts.values()))
+            return Reindexed(status, error=error or fallback)
+        return Reindexed(status, events=sum(counts.values()))

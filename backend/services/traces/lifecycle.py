@@ -1,20 +1,19 @@
-"""Trace lifecycle rules: accept an upload, list, read, delete (status changes: `states`)."""
+"""Trace lifecycle rules: accept an upload and read it (the list: `listing`; edits and
+deletes: `edits`; status changes: `states`)."""
 
 import unicodedata
 from collections.abc import Sequence
-from pathlib import Path
 from typing import BinaryIO
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, select
 
 from backend.core.config import Settings
 from backend.core.queue import try_enqueue
 from backend.core.task_names import INGEST_QUEUE, INGEST_TRACE
 from backend.models import Trace
-from backend.services.datasets import remove_trace_datasets
 from backend.services.errors import InvalidInputError, NotFoundError
-from backend.services.traces.blob_store import delete_blob, put_blob
+from backend.services.traces.blob_store import put_blob
 from backend.services.traces.states import INITIAL
 
 NAME_MAX_CHARS = 512  # the columns' widths (`Trace`)
@@ -35,14 +34,31 @@ def check_upload_fields(*, name: str, project: str, filenames: Sequence[str] = (
         ("project", project, PROJECT_MAX_CHARS),
         *(("filename", f, None) for f in filenames),
     ):
-        bad = next((i for i, c in enumerate(value) if unicodedata.category(c) in ("Cc", "Cs")), -1)
-        if bad >= 0:
-            raise InvalidInputError(
-                f"{field}: character {bad + 1} is U+{ord(value[bad]):04X}, a control "
-                "character; names must be printable text"
-            )
-        if limit is not None and len(value) > limit:
-            raise InvalidInputError(f"{field}: {len(value)} characters, over the {limit} allowed")
+        check_printable(field, value, limit)
+
+
+def check_printable(field: str, value: str, limit: int | None, allowed: str = "") -> None:
+    """Refuse control characters (but those in `allowed`), lone surrogates and text
+    longer than `limit` characters.
+
+    Raises:
+        InvalidInputError: naming `field` and the first character or length that is wrong.
+    """
+    bad = next(
+        (
+            i
+            for i, c in enumerate(value)
+            if c not in allowed and unicodedata.category(c) in ("Cc", "Cs")
+        ),
+        -1,
+    )
+    if bad >= 0:
+        raise InvalidInputError(
+            f"{field}: character {bad + 1} is U+{ord(value[bad]):04X}, a control "
+            "character; it must be printable text"
+        )
+    if limit is not None and len(value) > limit:
+        raise InvalidInputError(f"{field}: {len(value)} characters, over the {limit} allowed")
 
 
 def default_name(filenames: Sequence[str]) -> str:
@@ -100,26 +116,3 @@ def get_trace(*, session: Session, trace_id: str) -> Trace:
     if trace is None:
         raise NotFoundError(f"trace {trace_id} not found")
     return trace
-
-
-def list_traces(
-    *, session: Session, limit: int, offset: int, project: str | None = None
-) -> tuple[list[Trace], int]:
-    """Newest first, with the total count for paging."""
-    query = select(Trace)
-    counter = select(func.count()).select_from(Trace)
-    if project:
-        query = query.where(Trace.project == project)
-        counter = counter.where(Trace.project == project)
-    rows = session.exec(query.order_by(col(Trace.created_at).desc()).offset(offset).limit(limit))
-    return list(rows), session.exec(counter).one()
-
-
-def delete_trace(*, session: Session, blob_dir: Path, trace_id: str) -> None:
-    """Delete the trace, its index and stats (by cascade), its dataset and its blob."""
-    trace = get_trace(session=session, trace_id=trace_id)
-    sha = trace.blob_sha256
-    session.delete(trace)
-    session.commit()
-    remove_trace_datasets(blob_dir, trace_id)
-    delete_blob(blob_dir, sha)
