@@ -4,8 +4,11 @@ from backend.services.benchmarks.runners import (
     HEARTBEAT_EVERY,
     heartbeat,
     list_runners,
+    live_queues,
     mark_offline,
+    no_runner_warning,
     register_runner,
+    warn_unserved,
 )
 from backend.services.benchmarks.runs import (
     FailureReason,
@@ -42,10 +45,13 @@ __all__ = [
     "list_runners",
     "list_runs",
     "list_specs",
+    "live_queues",
     "mark_offline",
+    "no_runner_warning",
     "register_runner",
     "request_run",
     "requeue_run",
     "runs_user_code",
     "upsert_spec",
+    "warn_unserved",
 ]
