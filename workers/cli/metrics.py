@@ -142,7 +142,7 @@ def _push(args: argparse.Namespace) -> int:
 
 
 def _dry_run(args: argparse.Namespace, doc: Any, defaults: dict[str, str]) -> int:
-    from backend.services.metrics.formats import MetricDocumentError
+    from backend.services.metrics import MetricDocumentError
     from workers.cli.push_preview import preview_push
 
     try:

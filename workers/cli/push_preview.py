@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend.services.metrics.formats import ParsedPoint, ParsedPush, parse_document
+from backend.services.metrics import ParsedPoint, ParsedPush, parse_document
 from backend.services.series import summarize
 
 HEAD = ("BENCHMARK", "METRIC", "UNIT", "DIRECTION", "VALUE", "N")
