@@ -6,8 +6,10 @@ from __future__ import annotations
 from decimal import Decimal
 
 import duckdb
+import pyarrow as pa
 import pytest
 
+from backend.services.traces.chrome_export import _text
 from backend.services.traces.chrome_lines import _us
 
 VALUES = [
@@ -21,3 +23,16 @@ def test_microseconds_are_exact_to_the_ns(ns: int) -> None:
     with duckdb.connect() as con:
         rows = con.execute(f"SELECT {_us('x')} FROM (SELECT {ns}::BIGINT AS x)").fetchall()
     assert rows == [(f"{Decimal(ns) / 1000:.3f}",)]
+
+
+LINES = [',{"a":1}', ',{"b":"é"}', ",{}", ',{"c":[1,2]}']
+
+
+@pytest.mark.parametrize("kind", ["string", "large_string", "string_view"])
+@pytest.mark.parametrize(("start", "stop"), [(0, 4), (1, 3), (3, 4), (2, 2)])
+def test_a_batch_text_is_its_lines_back_to_back(kind: str, start: int, stop: int) -> None:
+    """Whatever string layout DuckDB hands over, and on a slice of it."""
+    if not hasattr(pa, kind):
+        pytest.skip(f"pyarrow {pa.__version__} has no {kind}")
+    lines = pa.array(LINES, getattr(pa, kind)())[start:stop]
+    assert _text(lines) == "".join(LINES[start:stop]).encode()

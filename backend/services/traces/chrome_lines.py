@@ -1,7 +1,9 @@
 """The DuckDB queries that write a trace's events and CPU→GPU flows as Chrome trace JSON.
 
-Every output row is one finished JSON object as text, built inside the query, so an
-export of a million events makes no Python object per event (the events are read straight
+Every output row is one finished JSON object as text, built inside the query and led by
+the comma that separates it from the one before (the export drops the file's first), so
+a batch's text is its rows back to back, as Arrow already holds them; an export of a
+million events makes no Python object per event (the events are read straight
 from the dataset; Python only joins each batch's strings). Numbers follow Kineto's writer
 (`libkineto/src/output_json.cpp`): times are µs with exactly three decimals from integer
 ns, so every ns survives and a flow's `ts` is the same text as its event's.
@@ -69,7 +71,7 @@ _EXTRA = (
     "'null') END)"
 )
 _EVENTS = f"""
-SELECT '{{"ph":"' || (CASE WHEN kind = 'memory' THEN 'i' ELSE 'X' END) || '","cat":'
+SELECT ',{{"ph":"' || (CASE WHEN kind = 'memory' THEN 'i' ELSE 'X' END) || '","cat":'
     || ({_CATEGORY}) || ',"name":' || to_json(name)::VARCHAR
     || ',"pid":' || coalesce(CASE WHEN gpu THEN device ELSE pid END, 0)
     || ',"tid":' || coalesce(CASE WHEN gpu THEN stream ELSE tid END, 0)
@@ -105,12 +107,12 @@ EVENTS_SQL = _EVENTS
 # The flows (the same parameter), each id's `s` before its `f`s, in id order.
 FLOWS_SQL = f"""{_FLOWS}
 SELECT line FROM (
-    SELECT flow, 's' AS ph, '{{"ph":"s","id":' || flow || ',"pid":' || coalesce(pid, 0)
+    SELECT flow, 's' AS ph, ',{{"ph":"s","id":' || flow || ',"pid":' || coalesce(pid, 0)
         || ',"tid":' || coalesce(tid, 0) || ',"ts":' || {_us("call_start - $1")}
         || ',"cat":"ac2g","name":"ac2g"}}' AS line
     FROM (SELECT DISTINCT call, flow, pid, tid, call_start FROM flows)
     UNION ALL
-    SELECT flow, 'f', '{{"ph":"f","id":' || flow || ',"pid":' || coalesce(device, 0)
+    SELECT flow, 'f', ',{{"ph":"f","id":' || flow || ',"pid":' || coalesce(device, 0)
         || ',"tid":' || coalesce(stream, 0) || ',"ts":' || {_us("start_ns - $1")}
         || ',"cat":"ac2g","name":"ac2g","bp":"e"}}'
     FROM flows
