@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("name")
     run.add_argument("--ref", default="", help="git ref to install the package at")
     run.add_argument("--wait", action="store_true", help="wait for the run and print it")
+    # The flag's old name, before --timeout bounded the wait (issue 24).
+    run.add_argument(
+        "--wait-timeout", dest="timeout", type=float, default=WAIT_TIMEOUT_S, help=argparse.SUPPRESS
+    )
     _server_args(
         run,
         timeout=WAIT_TIMEOUT_S,
