@@ -51,6 +51,11 @@ class Settings(BaseSettings):
     ingest_time_limit_s: int = Field(
         default=3600, gt=0, description="Hard time limit of an ingest task."
     )
+    access_log: bool = Field(
+        default=False,
+        description="Log a line per HTTP request on the console (uvicorn's access log and the "
+        "dashboard's calls to the API).",
+    )
     seed_samples: bool = Field(
         default=True, description="Load sample traces into an empty database."
     )

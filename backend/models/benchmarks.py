@@ -232,6 +232,7 @@ class BenchmarkRunPublic(SQLModel):
     spec_id: int
     spec_name: str
     project: str
+    queue: str = ""
     status: RunStatus
     reason: str | None
     error: str | None
@@ -257,10 +258,14 @@ class BenchmarkRunPublic(SQLModel):
 
     @classmethod
     def of(cls, run: BenchmarkRun, spec: BenchmarkSpec) -> "BenchmarkRunPublic":
-        """The run with its spec's name and project."""
+        """The run with its spec's name, project and queue, and its GPU-state flags."""
         flags = (run.environment or {}).get("flags") or []
         return cls(
-            **run.model_dump(warnings=False), spec_name=spec.name, project=spec.project, flags=flags
+            **run.model_dump(warnings=False),
+            spec_name=spec.name,
+            project=spec.project,
+            queue=spec.queue,
+            flags=flags,
         )
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "get_run",
     "get_spec",
     "list_bisects",
+    "list_queued_runs",
     "list_runners",
     "list_runs",
     "list_specs",
@@ -55,6 +56,7 @@ class BenchRun(TypedDict):
     spec_id: int
     spec_name: str
     project: str
+    queue: str
     status: str
     reason: str | None
     error: str | None
@@ -138,6 +140,12 @@ def get_spec(client: ApiClient, name: str) -> BenchSpec:
 def list_runs(client: ApiClient, name: str, limit: int = 50) -> BenchRunList:
     """A spec's runs, newest first."""
     return cast(BenchRunList, client.get(f"/benchmarks/{name}/runs", params={"limit": limit}))
+
+
+def list_queued_runs(client: ApiClient, limit: int = 100) -> BenchRunList:
+    """Runs still waiting for a runner, newest first, each warning if none serves its queue."""
+    params = {"status": "queued", "limit": limit}
+    return cast(BenchRunList, client.get("/benchmark-runs", params=params))
 
 
 def get_run(client: ApiClient, run_id: str) -> BenchRun:

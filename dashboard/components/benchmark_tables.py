@@ -7,6 +7,7 @@ shared `dashboard.components` package needs no edit.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from dash import dcc, html
@@ -93,5 +94,48 @@ def runs_table(runs: Sequence[BenchRun], metric: str | None) -> html.Div:
     table = html.Table(
         [html.Thead(html.Tr([html.Th(h) for h in head])), html.Tbody(rows)],
         className="data-table bench-runs",
+    )
+    return html.Div(table, className="table-wrap")
+
+
+def waited(created_at: str, now: datetime) -> str:
+    """How long a run has been queued, to the second under an hour.
+
+    >>> waited("2026-12-02T10:00:00Z", datetime(2026, 12, 2, 10, 4, 12, tzinfo=UTC))
+    '4 min 12 s'
+    >>> waited("2026-12-02T07:30:00", datetime(2026, 12, 2, 10, 0, tzinfo=UTC))
+    '2 h 30 min'
+    """
+    since = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    since = since if since.tzinfo else since.replace(tzinfo=UTC)  # SQLite drops the zone
+    seconds = max(0, int((now - since).total_seconds()))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+def queued_table(runs: Sequence[BenchRun], now: datetime) -> html.Div:
+    """Runs waiting for a runner: how long each has waited, and why it may wait forever."""
+    head = ("Run", "Benchmark", "Queue", "Queued for", "")
+    rows = [
+        html.Tr(
+            [
+                html.Td(dcc.Link(run["id"][:8], href=f"/benchmark-runs/{run['id']}",
+                                 className="mono")),
+                html.Td(run["spec_name"]),
+                html.Td(run.get("queue", ""), className="mono"),
+                html.Td(waited(run["created_at"], now), className="num bench-waited"),
+                html.Td([html.Div(w, className="row-error", style={"whiteSpace": "nowrap"})
+                         for w in run["warnings"]]),
+            ],
+            **data_attr("queued", run["id"]),
+        )
+        for run in runs
+    ]  # fmt: skip
+    table = html.Table(
+        [html.Thead(html.Tr([html.Th(h) for h in head])), html.Tbody(rows)],
+        className="data-table bench-queued",
     )
     return html.Div(table, className="table-wrap")

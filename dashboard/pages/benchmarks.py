@@ -7,15 +7,23 @@ the GPU worker goes. No work runs in the dashboard process.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import dash
 from dash import ALL, Input, Output, callback, ctx, dcc, html
 
-from dashboard.api.benchmarks import BenchSpec, Runner, list_runners, list_specs, request_run
+from dashboard.api.benchmarks import (
+    BenchSpec,
+    Runner,
+    list_queued_runs,
+    list_runners,
+    list_specs,
+    request_run,
+)
 from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice
-from dashboard.components.benchmark_tables import data_attr
+from dashboard.components.benchmark_tables import data_attr, queued_table, waited
 from dashboard.components.status_badge import status_badge
 from dashboard.format import format_timestamp
 
@@ -26,6 +34,7 @@ dash.register_page(  # type: ignore[no-untyped-call]
 
 BENCHMARKS_TABLE = "benchmarks-table"
 BENCHMARKS_RUNNERS = "benchmarks-runners"
+BENCHMARKS_QUEUED = "benchmarks-queued"
 BENCHMARKS_POLL = "benchmarks-poll"
 BENCHMARKS_STATUS = "benchmarks-status"
 BENCHMARKS_RUN = "benchmarks-run"  # pattern-matching: {"type": ..., "name": spec name}
@@ -46,6 +55,8 @@ def _last_run(spec: BenchSpec) -> html.Td:
     if run is None:
         return html.Td("never run", className="muted")
     when = format_timestamp(run["finished_at"] or run["created_at"])
+    if run["status"] == "queued":
+        when = f"queued for {waited(run['created_at'], datetime.now(UTC))}"
     return html.Td(
         [
             dcc.Link(status_badge(run["status"]), href=f"/benchmark-runs/{run['id']}"),
@@ -125,6 +136,16 @@ def _runners() -> html.Div:
     return _table(RUNNER_COLUMNS, [_runner_row(r) for r in runners])
 
 
+def _queued() -> html.Div:
+    try:
+        runs = list_queued_runs(current_client())["items"]
+    except ApiError as e:
+        return notice(f"Could not load queued runs: {e.detail}", "error")
+    if not runs:
+        return html.Div("No run is waiting for a runner.", className="empty-state")
+    return queued_table(runs, datetime.now(UTC))
+
+
 def layout(**_query: str) -> html.Div:
     """Fresh on every visit, then polled."""
     return html.Div(
@@ -132,6 +153,8 @@ def layout(**_query: str) -> html.Div:
             html.H1("Benchmarks", className="page-title"),
             html.Div(id=BENCHMARKS_STATUS),
             html.Section([html.H2("Specs"), html.Div(_specs(), id=BENCHMARKS_TABLE)],
+                         className="card"),
+            html.Section([html.H2("Queued runs"), html.Div(_queued(), id=BENCHMARKS_QUEUED)],
                          className="card"),
             html.Section([html.H2("Runners"), html.Div(_runners(), id=BENCHMARKS_RUNNERS)],
                          className="card"),
@@ -142,13 +165,14 @@ def layout(**_query: str) -> html.Div:
 
 @callback(
     Output(BENCHMARKS_TABLE, "children"),
+    Output(BENCHMARKS_QUEUED, "children"),
     Output(BENCHMARKS_RUNNERS, "children"),
     Input(BENCHMARKS_POLL, "n_intervals"),
     prevent_initial_call=True,
 )
-def refresh(_n: int | None) -> tuple[html.Div, html.Div]:
-    """Re-read specs and runners so statuses update live."""
-    return _specs(), _runners()
+def refresh(_n: int | None) -> tuple[html.Div, html.Div, html.Div]:
+    """Re-read specs, queued runs and runners so statuses and waits update live."""
+    return _specs(), _queued(), _runners()
 
 
 @callback(
@@ -167,4 +191,5 @@ def rerun(clicks: list[int | None]) -> Any:
     except ApiError as e:
         return notice(f"Could not queue {name}: {e.detail}", "error")
     link = dcc.Link("follow it", href=f"/benchmark-runs/{run['id']}")
-    return notice([f"Queued a run of {name} ({run['id'][:8]}); ", link, "."], "success")
+    done = notice([f"Queued a run of {name} ({run['id'][:8]}); ", link, "."], "success")
+    return [done, *(notice(w, "warning") for w in run["warnings"])]

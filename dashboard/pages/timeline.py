@@ -37,6 +37,8 @@ TIMELINE_STEP = "timeline-step"
 TIMELINE_MARKER = "timeline-marker"
 TIMELINE_MARKER_NOTE = "timeline-marker-note"
 TIMELINE_MOVED = "timeline-moved"
+TIMELINE_PERFETTO = "timeline-perfetto"
+PERFETTO_UI = "https://ui.perfetto.dev"
 
 
 def _int_text(value: str | None) -> str:
@@ -61,6 +63,32 @@ def _step_picker(steps: api.Steps) -> list[Component]:
     ]  # fmt: skip
 
 
+def _perfetto_help() -> html.Details:
+    """How to open the download in Perfetto. Instructions rather than a `?url=` link: that
+    link only opens traces on public HTTPS servers that send CORS headers to Perfetto."""
+    return html.Details(
+        [
+            html.Summary("Open in Perfetto"),
+            html.Div([html.Ol([
+                html.Li(["Click ", html.B("Download Chrome trace JSON"), "."]),
+                html.Li(["Go to ", html.A("ui.perfetto.dev", href=PERFETTO_UI, target="_blank",
+                                          rel="noopener noreferrer"),
+                         " and choose ", html.B("Open trace file"),
+                         " in the sidebar (or drop the file on the page)."]),
+                html.Li("Click a kernel and follow its flow arrow to the CUDA launch "
+                        "that queued it (ac2g flows)."),
+            ]),
+            html.P("Perfetto reads the file inside your browser: it is not uploaded "
+                   "anywhere. A ui.perfetto.dev/#!/?url= link would only work if this "
+                   "server were public, on HTTPS, with CORS headers for Perfetto.",
+                   className="muted small"),
+            ], className="perfetto-help-body"),
+        ],
+        id=TIMELINE_PERFETTO,
+        className="perfetto-help",
+    )  # fmt: skip
+
+
 def _controls(trace_id: str, steps: api.Steps) -> html.Div:
     return html.Div(
         [
@@ -68,6 +96,7 @@ def _controls(trace_id: str, steps: api.Steps) -> html.Div:
             html.A("Download Chrome trace JSON", href=api.export_path(trace_id),
                    download=f"{trace_id}.trace.json", className="button button-secondary",
                    title="Opens in Perfetto UI, with CPU launch → kernel flows"),
+            _perfetto_help(),
             html.A("Download events (Parquet)", href=api.events_parquet_path(trace_id),
                    download=f"{trace_id}.events.parquet", className="button button-secondary",
                    title="The stored events, for pandas, polars or DuckDB"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -135,3 +136,49 @@ def test_runners_list_live_ones(client: TestClient) -> None:
     assert runners["count"] == 1
     assert runners["items"][0]["live"] is True
     assert runners["items"][0]["capabilities"]["gpus"][0]["name"] == "NVIDIA H200"
+
+
+NO_GPU_RUNNER = "no runner on queue gpu; start `perfdash worker --queues gpu` on a GPU host"
+
+
+def _runner(name: str, queues: list[str], *, seen_ago_s: float = 0, online: bool = True) -> None:
+    """A runner row as a worker writes it, heard from `seen_ago_s` ago."""
+    with Session(get_engine()) as session:
+        runner = register_runner(session, name=name, hostname=name, queues=queues, capabilities={})
+        runner.last_seen_at = datetime.now(UTC) - timedelta(seconds=seen_ago_s)
+        runner.online = online
+        session.add(runner)
+        session.commit()
+
+
+def _warnings(client: TestClient) -> list[str]:
+    response = client.post("/api/v1/benchmarks/gemm-bf16/runs")
+    assert response.status_code == 202, response.text
+    warnings: list[str] = response.json()["warnings"]
+    return warnings
+
+
+def test_a_run_with_no_live_runner_on_its_queue_is_accepted_with_a_warning(
+    client: TestClient,
+) -> None:
+    """Only a live runner (online, heard from within 90 s) that consumes `gpu` silences it."""
+    client.post("/api/v1/benchmarks", json=GEMM)
+    assert _warnings(client) == [NO_GPU_RUNNER]  # nobody at all
+    _runner("other-queue", ["gpu-a100"])
+    _runner("stale", ["gpu"], seen_ago_s=95)  # missed three 30 s heartbeats
+    _runner("stopped", ["gpu"], online=False)
+    assert _warnings(client) == [NO_GPU_RUNNER]
+    queued = client.get("/api/v1/benchmark-runs", params={"status": "queued"}).json()
+    assert queued["count"] == 2
+    assert all(r["warnings"] == [NO_GPU_RUNNER] and r["queue"] == "gpu" for r in queued["items"])
+
+    _runner("celery@gpu1", ["ingest", "gpu"], seen_ago_s=60)
+    assert _warnings(client) == []
+    listed = client.get("/api/v1/benchmarks/gemm-bf16/runs").json()["items"]
+    assert [r["warnings"] for r in listed] == [[], [], []]
+    assert client.get("/api/v1/benchmark-runs", params={"status": "succeeded"}).json() == {
+        "items": [],
+        "count": 0,
+    }
+    bad = client.get("/api/v1/benchmark-runs", params={"status": "stuck"})
+    assert bad.status_code == 422 and "status" in bad.text

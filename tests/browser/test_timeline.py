@@ -322,3 +322,20 @@ def test_a_gap_row_moves_the_canvas_to_the_gap(
         timeout=10_000,
     )
     assert page_errors.messages == []
+
+
+def test_open_in_perfetto_says_how_next_to_the_download(
+    module_server: Server, gpt: str, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    _open(page, module_server, gpt)
+    help_panel = page.locator("#timeline-perfetto")
+    expect(help_panel.get_by_role("link", name="ui.perfetto.dev")).to_be_hidden()
+    help_panel.locator("summary").click()
+    link = help_panel.get_by_role("link", name="ui.perfetto.dev")
+    expect(link).to_have_attribute("href", "https://ui.perfetto.dev")
+    expect(help_panel).to_contain_text("Open trace file")
+    expect(help_panel).to_contain_text("it is not uploaded anywhere")
+    download = page.get_by_role("link", name="Download Chrome trace JSON")
+    assert download.get_attribute("href") == f"/api/v1/traces/{gpt}/export.json"
+    page.screenshot(path=artifacts / "timeline_open_in_perfetto.png")
+    assert page_errors.messages == []

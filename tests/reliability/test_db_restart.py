@@ -94,6 +94,7 @@ def serve(database_url: str, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """`perfdash serve --no-worker --no-samples` on the database; yields (url, log path)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PERFDASH_")}
     env |= {"PERFDASH_DATA_DIR": str(tmp_path / "var"), "PERFDASH_DATABASE_URL": database_url}
+    env["PERFDASH_ACCESS_LOG"] = "true"  # the 503s are counted in the access log
     port, log_path = free_port(), tmp_path / "serve.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(

@@ -19,6 +19,8 @@ import httpx
 
 EXIT_ERROR = 2
 TICK_EVERY_S = 60.0
+HTTP_TIMEOUT_S = 60.0  # one request; `bench run --timeout` bounds the whole wait
+WAIT_TIMEOUT_S = 600.0
 _DONE = ("succeeded", "failed")
 
 
@@ -43,8 +45,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="queue N runs of the same ref (A/A runs: they teach the series its noise band)",
     )
     run.add_argument("--wait", action="store_true", help="wait for the run(s) and print them")
-    run.add_argument("--wait-timeout", type=float, default=3600.0)
-    _server_args(run)
+    # The flag's old name, before --timeout bounded the wait (issue 24).
+    run.add_argument(
+        "--wait-timeout", dest="timeout", type=float, default=WAIT_TIMEOUT_S, help=argparse.SUPPRESS
+    )
+    _server_args(
+        run,
+        timeout=WAIT_TIMEOUT_S,
+        timeout_help="with --wait, give up (exit 2) if the run has not finished after this "
+        f"many seconds (default {WAIT_TIMEOUT_S:.0f})",
+    )
     run.set_defaults(handler=_run)
 
     listing = bench.add_parser("list", help="specs and their last runs")
@@ -55,10 +65,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     beat.set_defaults(handler=_beat)
 
 
-def _server_args(parser: argparse.ArgumentParser) -> None:
+def _server_args(
+    parser: argparse.ArgumentParser,
+    *,
+    timeout: float = HTTP_TIMEOUT_S,
+    timeout_help: str = "seconds one request may take",
+) -> None:
     parser.add_argument("--url", default="http://127.0.0.1:8000", help="perfdash server")
     parser.add_argument("--token-env", default="PERFDASH_TOKEN", help="env var with the token")
-    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--timeout", type=float, default=timeout, help=timeout_help)
 
 
 def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> Any:
@@ -66,7 +81,11 @@ def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) ->
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
         response = httpx.request(
-            method, args.url.rstrip("/") + path, json=body, headers=headers, timeout=args.timeout
+            method,
+            args.url.rstrip("/") + path,
+            json=body,
+            headers=headers,
+            timeout=min(args.timeout, HTTP_TIMEOUT_S),
         )
     except httpx.HTTPError as e:
         raise SystemExit(f"perfdash: cannot reach {args.url}: {e}") from e
@@ -119,19 +138,54 @@ def _run(args: argparse.Namespace) -> int:
     ids = first.get("queued") or [first["id"]]
     for run_id in ids:
         print(f"queued run {run_id} of {args.name}")
+    _warn(first["warnings"])
     if not args.wait:
         return 0
-    deadline = time.monotonic() + args.wait_timeout
-    codes = [_wait(args, first if i == first["id"] else {"id": i}, deadline) for i in ids]
+    deadline = time.monotonic() + args.timeout
+    codes = []
+    for run_id in ids:
+        run = (
+            first
+            if run_id == first["id"]
+            else _call(args, "GET", f"/api/v1/benchmark-runs/{run_id}")
+        )
+        run = _wait(args, run, deadline)
+        if run["status"] not in _DONE:
+            print(
+                f"perfdash: run {run['id']} is still {run['status']} after {args.timeout:g} s; "
+                "giving up (the run stays queued; raise --timeout to wait longer)",
+                file=sys.stderr,
+            )
+            return EXIT_ERROR
+        _print_run(args, run)
+        codes.append(0 if run["status"] == "succeeded" else 1)
     return max(codes)
 
 
-def _wait(args: argparse.Namespace, run: dict[str, Any], deadline: float) -> int:
-    """Poll one run until it is done (or the deadline), then print its results."""
-    while run.get("status") not in _DONE and time.monotonic() < deadline:
-        if "status" in run:
-            time.sleep(1.0)
+def _warn(warnings: list[str], shown: set[str] | None = None) -> None:
+    """Print each warning once (to stderr, so stdout stays the run's result)."""
+    for line in warnings:
+        if shown is None or line not in shown:
+            print(f"perfdash: warning: {line}", file=sys.stderr, flush=True)
+            if shown is not None:
+                shown.add(line)
+
+
+def _wait(args: argparse.Namespace, run: dict[str, Any], deadline: float) -> dict[str, Any]:
+    """Poll the run until it finishes or the `--timeout` deadline passes; a new warning
+    (the runner went away) is printed as it appears."""
+    shown = set(run["warnings"])
+    while run["status"] not in _DONE:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        time.sleep(min(1.0, left))
         run = _call(args, "GET", f"/api/v1/benchmark-runs/{run['id']}")
+        _warn(run["warnings"], shown)
+    return run
+
+
+def _print_run(args: argparse.Namespace, run: dict[str, Any]) -> None:
     print(f"{run['status']}" + (f" ({run['reason']}): {run['error']}" if run["reason"] else ""))
     for point in run["results"]:
         values = ", ".join(
@@ -142,7 +196,6 @@ def _wait(args: argparse.Namespace, run: dict[str, Any], deadline: float) -> int
         print(f"  {point['label'] or args.name}: {values}")
     if run["determinism_hash"]:
         print(f"  determinism_hash={run['determinism_hash']}")
-    return 0 if run["status"] == "succeeded" else 1
 
 
 def _list(args: argparse.Namespace) -> int:

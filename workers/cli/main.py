@@ -11,6 +11,7 @@ import logging
 import subprocess
 import sys
 
+from backend.core.logs import configure_logging
 from backend.core.task_names import CPU_QUEUES
 from workers.cli import auth as cli_auth
 from workers.cli import benchmarks as cli_benchmarks
@@ -25,9 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `perfdash` console script."""
     parser = _build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging()
     result: int = args.handler(args)
     return result
 
@@ -63,6 +62,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from backend.core.bind import UnsafeBindError, check_bind
     from backend.core.config import get_settings
+    from backend.core.logs import set_access_log
     from workers.cli.serve import build_app, seed_samples
 
     try:
@@ -77,8 +77,14 @@ def _serve(args: argparse.Namespace) -> int:
             seed_samples()
         # proxy_headers=False: the client address stays the TCP peer, which is what
         # TRUSTED_PROXIES is checked against (uvicorn would replace it by X-Forwarded-For).
+        access_log = get_settings().access_log
+        set_access_log(access_log)
         uvicorn.run(
-            build_app(args.host, args.port), host=args.host, port=args.port, proxy_headers=False
+            build_app(args.host, args.port),
+            host=args.host,
+            port=args.port,
+            proxy_headers=False,
+            access_log=access_log,
         )
     finally:
         if worker is not None:

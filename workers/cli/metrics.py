@@ -33,6 +33,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     push.add_argument("--run-url", dest="url_field", default=None, help="link to the CI run")
     push.add_argument("--fail-on-breach", action="store_true", help="exit 1 if an SLA fails")
     push.add_argument("--json", action="store_true", help="print the server's answer as JSON")
+    push.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="parse and check the file here and print the points it would store "
+        "(benchmark, metric, unit, direction, value, n); send nothing",
+    )
     push.set_defaults(handler=_push)
 
     sla = sub.add_parser("sla", help="SLA definitions").add_subparsers(
@@ -121,6 +127,8 @@ def _push(args: argparse.Namespace) -> int:
         print(f"perfdash: cannot read {args.file}: {e}", file=sys.stderr)
         return EXIT_ERROR
     params = {k.replace("url_field", "url"): getattr(args, k) for k in _RUN_FLAGS}
+    if args.dry_run:
+        return _dry_run(args, doc, {k: v for k, v in params.items() if v})
     params["format"] = args.format
     result = _post(args, "/api/v1/metrics", doc, {k: v for k, v in params.items() if v})
     if result is None:
@@ -131,6 +139,20 @@ def _push(args: argparse.Namespace) -> int:
         print(verdict_table(result))
     breached = any(v["verdict"] == "fail" for v in result["verdicts"])
     return EXIT_BREACH if breached and args.fail_on_breach else 0
+
+
+def _dry_run(args: argparse.Namespace, doc: Any, defaults: dict[str, str]) -> int:
+    from backend.services.metrics import MetricDocumentError
+    from workers.cli.push_preview import preview_push
+
+    try:
+        print(preview_push(doc, fmt=args.format, defaults=defaults))
+    except MetricDocumentError as e:
+        print(f"perfdash: {args.file} would be refused:", file=sys.stderr)
+        for problem in e.problems:
+            print(f"  {problem.path}: {problem.message}", file=sys.stderr)
+        return EXIT_ERROR
+    return 0
 
 
 def _num(value: float | None) -> str:

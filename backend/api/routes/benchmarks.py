@@ -20,6 +20,7 @@ from backend.models.benchmarks import (
     BenchmarkSpecsPublic,
     RunnersPublic,
     RunRequestBody,
+    RunStatus,
     SpecChange,
 )
 from backend.services import benchmarks as service
@@ -29,7 +30,7 @@ from backend.services.auth import (
     RUN_BENCHMARK,
     authorize,
 )
-from backend.services.benchmarks import list_runners
+from backend.services.benchmarks import list_runners, warn_unserved
 
 router = APIRouter(prefix="/benchmarks", tags=["benchmarks"])
 benchmark_runs_router = APIRouter(prefix="/benchmark-runs", tags=["benchmark_runs"])
@@ -81,11 +82,13 @@ def request_run(
 ) -> BenchmarkRunPublic:
     """Queue a run of the spec on its runner queue (optionally at a git ref); `repeat` N
     queues N runs of the ref (A/A runs for the noise band). Answers with the first run;
-    `queued` lists every run queued."""
+    `queued` lists every run queued, and `warnings` says so when no live runner consumes
+    the spec's queue."""
     body = body or RunRequestBody()
     runs = service.request_run(session, name, trigger="api", ref=body.ref, repeat=body.repeat)
     first = BenchmarkRunPublic.of(*service.get_run(session, runs[0].id))
-    return first.model_copy(update={"queued": [r.id for r in runs]})
+    first = first.model_copy(update={"queued": [r.id for r in runs]})
+    return warn_unserved(session, [first])[0]
 
 
 @router.get("/{name}/runs")
@@ -94,20 +97,26 @@ def list_spec_runs(
 ) -> BenchmarkRunsPublic:
     """The spec's runs, newest first."""
     items, count = service.list_runs(session, name=name, limit=limit, offset=offset)
-    return BenchmarkRunsPublic(items=items, count=count)
+    return BenchmarkRunsPublic(items=warn_unserved(session, items), count=count)
 
 
 @benchmark_runs_router.get("")
-def list_runs(session: SessionDep, limit: Limit = 50, offset: Offset = 0) -> BenchmarkRunsPublic:
-    """All benchmark runs, newest first."""
-    items, count = service.list_runs(session, name=None, limit=limit, offset=offset)
-    return BenchmarkRunsPublic(items=items, count=count)
+def list_runs(
+    session: SessionDep,
+    limit: Limit = 50,
+    offset: Offset = 0,
+    status: RunStatus | None = None,
+) -> BenchmarkRunsPublic:
+    """All benchmark runs (or those of one `status`), newest first; a queued run on a queue
+    no live runner consumes carries a warning."""
+    items, count = service.list_runs(session, name=None, limit=limit, offset=offset, status=status)
+    return BenchmarkRunsPublic(items=warn_unserved(session, items), count=count)
 
 
 @benchmark_runs_router.get("/{run_id}")
 def get_run(run_id: str, session: SessionDep) -> BenchmarkRunPublic:
     """One run: status, reason, samples per sweep point, environment, hash, trace."""
-    return BenchmarkRunPublic.of(*service.get_run(session, run_id))
+    return warn_unserved(session, [BenchmarkRunPublic.of(*service.get_run(session, run_id))])[0]
 
 
 @runners_router.get("")

@@ -15,7 +15,7 @@ from alembic import op
 
 
 revision: str = '0020'
-down_revision: str | None = '0017'
+down_revision: str | None = '0019'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -14,6 +14,7 @@ from backend.services.benchmarks.runners import (
     list_runners,
     mark_offline,
     register_runner,
+    warn_unserved,
 )
 from backend.services.benchmarks.runs import (
     FailureReason,
@@ -63,4 +64,5 @@ __all__ = [
     "start_from_verdicts",
     "store_commits",
     "upsert_spec",
+    "warn_unserved",
 ]

@@ -1,7 +1,7 @@
 """GPU runners: workers that consume benchmark queues register here and heartbeat.
 
 Public surface: `register_runner`, `heartbeat`, `mark_offline`, `list_runners`,
-`LIVE_WITHIN`.
+`live_queues`, `warn_unserved`, `LIVE_WITHIN`.
 """
 
 from datetime import UTC, datetime, timedelta
@@ -10,7 +10,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from backend.core.clock import utc_now
-from backend.models.benchmarks import Runner, RunnerPublic
+from backend.models.benchmarks import BenchmarkRunPublic, Runner, RunnerPublic, RunStatus
 
 HEARTBEAT_EVERY = timedelta(seconds=30)
 # A runner is live when it was heard from within three heartbeats.
@@ -61,3 +61,32 @@ def list_runners(session: Session, *, live_only: bool = False) -> list[RunnerPub
         if live or not live_only:
             out.append(RunnerPublic(**r.model_dump(warnings=False), live=live))
     return out
+
+
+def live_queues(session: Session) -> set[str]:
+    """The queues some live runner consumes."""
+    return {q for r in list_runners(session, live_only=True) for q in r.queues}
+
+
+def no_runner_warning(queue: str) -> str:
+    """What to tell someone whose run waits on a queue nobody consumes."""
+    return f"no runner on queue {queue}; start `perfdash worker --queues {queue}` on a GPU host"
+
+
+def warn_unserved(session: Session, runs: list[BenchmarkRunPublic]) -> list[BenchmarkRunPublic]:
+    """Add a warning to each queued run whose queue no live runner consumes (it would
+    otherwise wait in silence); other runs are returned as they are.
+
+    Args:
+        session: the database session.
+        runs: runs as the API answers them.
+
+    Returns:
+        The same runs, the unserved queued ones with one more line in `warnings`.
+    """
+    waiting = [r for r in runs if r.status == RunStatus.QUEUED]
+    live = live_queues(session) if waiting else set()
+    for run in waiting:
+        if run.queue not in live:
+            run.warnings = [*run.warnings, no_runner_warning(run.queue)]
+    return runs

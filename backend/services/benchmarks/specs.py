@@ -29,6 +29,7 @@ from backend.models.benchmarks import (
     BenchmarkSpec,
     BenchmarkSpecCreate,
     BenchmarkSpecPublic,
+    RunStatus,
     SpecChange,
     WorkloadKind,
 )
@@ -288,9 +289,14 @@ def get_run(session: Session, run_id: str) -> tuple[BenchmarkRun, BenchmarkSpec]
 
 
 def list_runs(
-    session: Session, *, name: str | None, limit: int, offset: int
+    session: Session,
+    *,
+    name: str | None,
+    limit: int,
+    offset: int,
+    status: RunStatus | None = None,
 ) -> tuple[list[BenchmarkRunPublic], int]:
-    """Runs newest first, of one spec or of all."""
+    """Runs newest first, of one spec or of all, of one status or of any."""
     query: Any = select(BenchmarkRun, BenchmarkSpec).join(
         BenchmarkSpec, col(BenchmarkSpec.id) == col(BenchmarkRun.spec_id)
     )
@@ -299,6 +305,9 @@ def list_runs(
         spec = get_spec(session, name)
         query = query.where(BenchmarkRun.spec_id == spec.id)
         counter = counter.where(BenchmarkRun.spec_id == spec.id)
+    if status is not None:
+        query = query.where(BenchmarkRun.status == status)
+        counter = counter.where(BenchmarkRun.status == status)
     rows = session.exec(
         query.order_by(col(BenchmarkRun.created_at).desc()).offset(offset).limit(limit)
     )

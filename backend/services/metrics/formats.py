@@ -169,7 +169,8 @@ def _parse_google_benchmark(doc: Any, push: ParsedPush, errors: ProblemCollector
         push.environment = env if errors.storable(env, "$.context") else {}
         push.timestamp_raw, push.timestamp_path = context.get("date"), "$.context.date"
     by_key: dict[tuple[str, str], ParsedPoint] = {}
-    aggregates: dict[tuple[str, str], float] = {}
+    # Report-aggregates-only files have no repetitions: their mean stands in, in its unit.
+    aggregates: dict[tuple[str, str], ParsedPoint] = {}
     for i, bench in enumerate(benchmarks):
         path = f"$.benchmarks[{i}]"
         if not isinstance(bench, dict):
@@ -191,16 +192,15 @@ def _parse_google_benchmark(doc: Any, push: ParsedPush, errors: ProblemCollector
                 continue
             if aggregate:
                 if bench.get("aggregate_name") == "mean":
-                    aggregates[(name, metric)] = value
+                    aggregates[(name, metric)] = ParsedPoint(name, metric, munit, direction, value)
                 continue
             point = by_key.setdefault(
                 (name, metric), ParsedPoint(name, metric, munit, direction, samples=[])
             )
             assert point.samples is not None
             point.samples.append(value)
-    for (name, metric), value in aggregates.items():
-        if (name, metric) not in by_key:
-            by_key[(name, metric)] = ParsedPoint(name, metric, value=value)
+    for key, mean in aggregates.items():
+        by_key.setdefault(key, mean)
     push.points.extend(by_key.values())
 
 

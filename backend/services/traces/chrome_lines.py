@@ -1,7 +1,9 @@
 """The DuckDB queries that write a trace's events and CPU→GPU flows as Chrome trace JSON.
 
-Every output row is one finished JSON object as text, built inside the query, so an
-export of a million events makes no Python object per event (the events are read straight
+Every output row is one finished JSON object as text, built inside the query and led by
+the comma that separates it from the one before (the export drops the file's first), so
+a batch's text is its rows back to back, as Arrow already holds them; an export of a
+million events makes no Python object per event (the events are read straight
 from the dataset; Python only joins each batch's strings). Numbers follow Kineto's writer
 (`libkineto/src/output_json.cpp`): times are µs with exactly three decimals from integer
 ns, so every ns survives and a flow's `ts` is the same text as its event's.
@@ -37,12 +39,23 @@ def _in(kinds: tuple[str, ...]) -> str:
     return "(" + " OR ".join(f"kind = '{k}'" for k in kinds) + ")"
 
 
+_DECIMAL_18 = 10**18  # DECIMAL(18, 0) holds up to 18 digits
+
+
 def _us(ns: str) -> str:
-    """SQL text of the integer ns expression `ns` as µs with three decimals (`-1.500`)."""
+    """SQL text of the integer ns expression `ns` as µs with three decimals (`-1.500`).
+
+    An exact DECIMAL(18,3) product (never a double) does it 2-3x faster than building the
+    text from `// 1000` and `% 1000`; that slower form stays for values past 18 digits
+    (a hostile duration), where the 128-bit DECIMAL would be slower still."""
     a = f"abs({ns})"
-    return (
+    text = (
         f"(CASE WHEN {ns} < 0 THEN '-' ELSE '' END || ({a} // 1000)::VARCHAR || '.' "
         f"|| lpad(({a} % 1000)::VARCHAR, 3, '0'))"
+    )
+    return (
+        f"(CASE WHEN {a} < {_DECIMAL_18} "
+        f"THEN (({ns})::DECIMAL(18, 0) * 0.001::DECIMAL(4, 3))::VARCHAR ELSE {text} END)"
     )
 
 
@@ -58,7 +71,7 @@ _EXTRA = (
     "'null') END)"
 )
 _EVENTS = f"""
-SELECT '{{"ph":"' || (CASE WHEN kind = 'memory' THEN 'i' ELSE 'X' END) || '","cat":'
+SELECT ',{{"ph":"' || (CASE WHEN kind = 'memory' THEN 'i' ELSE 'X' END) || '","cat":'
     || ({_CATEGORY}) || ',"name":' || to_json(name)::VARCHAR
     || ',"pid":' || coalesce(CASE WHEN gpu THEN device ELSE pid END, 0)
     || ',"tid":' || coalesce(CASE WHEN gpu THEN stream ELSE tid END, 0)
@@ -94,12 +107,12 @@ EVENTS_SQL = _EVENTS
 # The flows (the same parameter), each id's `s` before its `f`s, in id order.
 FLOWS_SQL = f"""{_FLOWS}
 SELECT line FROM (
-    SELECT flow, 's' AS ph, '{{"ph":"s","id":' || flow || ',"pid":' || coalesce(pid, 0)
+    SELECT flow, 's' AS ph, ',{{"ph":"s","id":' || flow || ',"pid":' || coalesce(pid, 0)
         || ',"tid":' || coalesce(tid, 0) || ',"ts":' || {_us("call_start - $1")}
         || ',"cat":"ac2g","name":"ac2g"}}' AS line
     FROM (SELECT DISTINCT call, flow, pid, tid, call_start FROM flows)
     UNION ALL
-    SELECT flow, 'f', '{{"ph":"f","id":' || flow || ',"pid":' || coalesce(device, 0)
+    SELECT flow, 'f', ',{{"ph":"f","id":' || flow || ',"pid":' || coalesce(device, 0)
         || ',"tid":' || coalesce(stream, 0) || ',"ts":' || {_us("start_ns - $1")}
         || ',"cat":"ac2g","name":"ac2g","bp":"e"}}'
     FROM flows
