@@ -11,6 +11,7 @@ from backend.api.routes import (
     timeline,
     trace_aggregates,
     trace_analyses,
+    trace_memory_snapshot,
     trace_query,
     trace_ranges,
     traces,
@@ -24,6 +25,7 @@ api_router.include_router(me.router)
 api_router.include_router(traces.router)
 api_router.include_router(trace_aggregates.router)
 api_router.include_router(trace_analyses.router)
+api_router.include_router(trace_memory_snapshot.router)
 api_router.include_router(trace_ranges.router)
 api_router.include_router(trace_query.router)
 api_router.include_router(metrics.router)

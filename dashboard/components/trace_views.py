@@ -1,11 +1,12 @@
 """Building blocks of the trace page: tab bar, KPI tiles, findings list, phase memory.
 
-Public surface: `tab_bar`, `kpi_grid`, `findings_list`, `phase_memory_table`, `TABS`.
+Public surface: `tab_bar`, `has_memory_snapshot`, `kpi_grid`, `findings_list`,
+`phase_memory_table`, `TABS`, `OPTIONAL_TABS`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -13,7 +14,16 @@ from dash import dcc, html
 
 from dashboard.format import format_bytes, format_duration_ns
 
-__all__ = ["TABS", "findings_list", "kpi_grid", "phase_memory_table", "tab_bar", "tab_href"]
+__all__ = [
+    "OPTIONAL_TABS",
+    "TABS",
+    "findings_list",
+    "has_memory_snapshot",
+    "kpi_grid",
+    "phase_memory_table",
+    "tab_bar",
+    "tab_href",
+]
 
 TABS = (
     ("overview", "Overview"),
@@ -25,7 +35,10 @@ TABS = (
     ("steps", "Steps"),
     ("ranks", "Ranks"),
     ("query", "Query"),
+    ("memsnap", "Memory snapshot"),
 )
+# Tabs shown only for traces that have their data (`has_memory_snapshot`).
+OPTIONAL_TABS = frozenset({"memsnap"})
 JSON = dict[str, Any]
 
 
@@ -35,8 +48,18 @@ def tab_href(trace_id: str, tab: str, **query: str) -> str:
     return f"/traces/{trace_id}?{urlencode(params)}"
 
 
-def tab_bar(trace_id: str, active: str, id_prefix: str) -> html.Nav:
-    """Tabs are links, so each view has a URL and the back button walks through them."""
+def has_memory_snapshot(trace: Mapping[str, Any]) -> bool:
+    """Whether the trace is a PyTorch memory snapshot or was uploaded with one."""
+    return trace.get("format") == "torch_memory_snapshot" or "memory_snapshot" in (
+        trace.get("meta") or {}
+    )
+
+
+def tab_bar(
+    trace_id: str, active: str, id_prefix: str, optional: frozenset[str] = frozenset()
+) -> html.Nav:
+    """Tabs are links, so each view has a URL and the back button walks through them;
+    a tab in `OPTIONAL_TABS` shows only when named in `optional`."""
     links: list[Any] = [
         dcc.Link(
             label,
@@ -45,6 +68,7 @@ def tab_bar(trace_id: str, active: str, id_prefix: str) -> html.Nav:
             id=f"{id_prefix}-tab-{key}",
         )
         for key, label in TABS
+        if key not in OPTIONAL_TABS or key in optional
     ]
     links.append(
         dcc.Link("Timeline ↗", href=f"/traces/{trace_id}/timeline", className="tab-link tab-ext")

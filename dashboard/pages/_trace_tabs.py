@@ -14,6 +14,7 @@ from dash import html
 from dash.development.base_component import Component
 
 from dashboard.api import memory_ops as memory_ops_api
+from dashboard.api import memory_snapshot as memsnap_api
 from dashboard.api import ncu as ncu_api
 from dashboard.api import operators as operators_api
 from dashboard.api import query as query_api
@@ -27,6 +28,7 @@ from dashboard.components import notice
 from dashboard.components.analysis_panels import memory_panel, roofline_panel
 from dashboard.components.kernels_panel import GROUPS, kernels_panel
 from dashboard.components.memory_ops_panel import memory_ops_panel, memory_ops_query
+from dashboard.components.memory_snapshot_panel import memory_snapshot_panel
 from dashboard.components.ncu_panel import ncu_panel
 from dashboard.components.operators_panel import operators_panel
 from dashboard.components.overview_panel import overview_panel
@@ -210,6 +212,17 @@ def _operators(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
     return operators_panel(ops, stacks, group, search, "trace-operators")
 
 
+def _memsnap(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
+    """The memory snapshot's views for one device (`device` in the URL, else the first)."""
+    device = _int(q.get("device"), -1)
+    at = "dump" if q.get("at") == "dump" else "peak"
+    dev = device if device >= 0 else None
+    data = _try(lambda: memsnap_api.get_snapshot_views(client, trace["id"], dev, at))
+    if data is None:
+        return notice("Could not load this trace's memory snapshot.", "error")
+    return memory_snapshot_panel(data, trace["id"], "trace-memsnap")
+
+
 RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = {
     "overview": _overview,
     "kernels": _kernels,
@@ -220,6 +233,7 @@ RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = 
     "steps": _steps,
     "ranks": _ranks,
     "query": _query,
+    "memsnap": _memsnap,
 }
 
 

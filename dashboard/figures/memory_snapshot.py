@@ -1,0 +1,179 @@
+"""Figures of the Memory snapshot tab, from the `/memory-snapshot/*` JSON.
+
+- `segment_map_figure`: one row per allocator segment, its allocated blocks and free holes
+  laid out by offset (MemoryViz's "allocator state" view), at the peak or at dump;
+- `fragmentation_figure`: free bytes inside segments by hole size, peak beside dump;
+- `snapshot_timeline_figure`: allocated and reserved after each trace entry, the peak
+  marked, the top-level annotated phases shaded;
+- `phase_peaks_figure`: each phase's peak allocated over its level at the start.
+
+Public surface: `segment_map_figure`, `fragmentation_figure`, `snapshot_timeline_figure`,
+`phase_peaks_figure`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+
+from dashboard.figures.theme import base_layout, empty_figure, escape_lines, plotly_text
+from dashboard.format import format_bytes
+
+__all__ = [
+    "fragmentation_figure",
+    "phase_peaks_figure",
+    "segment_map_figure",
+    "snapshot_timeline_figure",
+]
+
+JSON = dict[str, Any]
+MIB = 1 << 20
+ALLOCATED, FREE, RESERVED = "#3b5bdb", "#e8590c", "#868e96"
+PHASE_COLORS = ("#d0ebff", "#d3f9d8", "#fff3bf", "#f3d9fa", "#ffe8cc")
+MAX_ROWS = 80
+
+
+def _segment_label(s: JSON) -> str:
+    return f"{s['address']:#x} · {format_bytes(s['size'])}"
+
+
+def segment_map_figure(segments: list[JSON], at: str) -> go.Figure:
+    """Blocks by offset inside each segment (the largest `MAX_ROWS` segments, by address)."""
+    if not segments:
+        return empty_figure("No segments: the allocator held no memory at this moment.")
+    shown = sorted(
+        sorted(segments, key=lambda s: -s["size"])[:MAX_ROWS], key=lambda s: s["address"]
+    )
+    fig = go.Figure()
+    for state, color in (("allocated", ALLOCATED), ("free", FREE)):
+        rows = [(s, b) for s in shown for b in s["blocks"] if b["state"] == state]
+        fig.add_trace(
+            go.Bar(
+                orientation="h",
+                name=f"{state} block" if state == "allocated" else "free hole (inactive)",
+                y=[_segment_label(s) for s, _ in rows],
+                x=[b["size"] / MIB for _, b in rows],
+                base=[b["offset"] / MIB for _, b in rows],
+                marker={"color": color, "line": {"color": "white", "width": 1}},
+                customdata=[_block_hover(b) for _, b in rows],
+                hovertemplate="%{customdata}<extra>%{y}</extra>",
+            )
+        )
+    base_layout(fig, max(260, 22 * len(shown) + 90))
+    fig.update_layout(
+        barmode="overlay", legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"}
+    )
+    fig.update_xaxes(title_text=f"offset in segment (MiB), at {at}")
+    fig.update_yaxes(type="category", autorange="reversed", tickfont={"size": 11})
+    return fig
+
+
+def _block_hover(b: JSON) -> str:
+    head = f"{b['state']} {format_bytes(b['size'])} at +{b['offset']:#x}"
+    if b["state"] == "allocated":
+        head += f"<br>requested {format_bytes(b.get('requested'))}"
+        head += "".join(f"<br>{escape_lines(f, 90)}" for f in b.get("frames", []))
+    return head
+
+
+def _bucket(b: JSON) -> str:
+    return f"{format_bytes(b['lo'])} to {format_bytes(b['hi'])}"
+
+
+def fragmentation_figure(frag: JSON) -> go.Figure:
+    """Free bytes by hole size bucket, peak and dump side by side."""
+    buckets = sorted({(b["lo"], b["hi"]) for at in ("peak", "dump") for b in frag[at]})
+    if not buckets:
+        return empty_figure("No free holes inside segments: nothing is fragmented.")
+    labels = [_bucket({"lo": lo, "hi": hi}) for lo, hi in buckets]
+    fig = go.Figure()
+    for at, color in (("peak", ALLOCATED), ("dump", RESERVED)):
+        by = {(b["lo"], b["hi"]): b for b in frag[at]}
+        fig.add_trace(
+            go.Bar(
+                name=f"at {at}",
+                x=labels,
+                y=[by[k]["bytes"] / MIB if k in by else 0 for k in buckets],
+                customdata=[by[k]["holes"] if k in by else 0 for k in buckets],
+                marker={"color": color},
+                hovertemplate="%{y:.2f} MiB free in %{customdata} holes of %{x}<extra>at "
+                + at
+                + "</extra>",
+            )
+        )
+    base_layout(fig, 320)
+    fig.update_layout(barmode="group", legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"})
+    fig.update_xaxes(title_text="free hole size (log2 buckets)")
+    fig.update_yaxes(title_text="free bytes (MiB)")
+    return fig
+
+
+def snapshot_timeline_figure(timeline: JSON, phases: list[JSON]) -> go.Figure:
+    """Allocated and reserved over the history, in ms from its first entry."""
+    times = timeline.get("time_us") or []
+    if not times or times[0] is None:
+        return empty_figure("No timed trace entries: record with _record_memory_history().")
+    t0 = times[0]
+    ms = [(t - t0) / 1000 for t in times]
+    fig = go.Figure()
+    for key, color, dash in (("reserved", RESERVED, "dot"), ("allocated", ALLOCATED, None)):
+        fig.add_trace(
+            go.Scatter(
+                x=ms, y=[v / MIB for v in timeline[key]], name=key, mode="lines",
+                line={"color": color, "width": 2, "dash": dash}, line_shape="hv",
+                hovertemplate="%{y:.1f} MiB " + key + " at %{x:.3f} ms<extra></extra>",
+            )
+        )  # fmt: skip
+    peak = timeline["peak"]
+    if peak.get("time_us") is not None:
+        fig.add_trace(
+            go.Scatter(
+                x=[(peak["time_us"] - t0) / 1000], y=[peak["allocated"] / MIB], mode="markers",
+                name=f"peak {format_bytes(peak['allocated'])}",
+                marker={"color": FREE, "size": 11, "symbol": "diamond"},
+            )
+        )  # fmt: skip
+    top = [p for p in phases if p["depth"] == min((q["depth"] for q in phases), default=0)]
+    inner = [p for p in phases if p["depth"] == 1]
+    for i, p in enumerate(inner or top):
+        fig.add_vrect(
+            x0=(p["start_us"] - t0) / 1000, x1=(p["end_us"] - t0) / 1000,
+            fillcolor=PHASE_COLORS[i % len(PHASE_COLORS)], opacity=0.5, line_width=0, layer="below",
+            annotation_text=plotly_text(p["name"]), annotation_position="top left",
+            annotation_font_size=10,
+        )  # fmt: skip
+    base_layout(fig, 360, top=30)
+    fig.update_layout(legend={"orientation": "h", "y": -0.25})
+    fig.update_xaxes(title_text="ms since the first kept trace entry")
+    fig.update_yaxes(title_text="MiB", rangemode="tozero")
+    return fig
+
+
+def phase_peaks_figure(phases: list[JSON]) -> go.Figure:
+    """Per phase occurrence: the level at its start and how far it rose inside."""
+    if not phases:
+        return empty_figure("No record_function phases in the snapshot's annotations.")
+    labels = [f"{'· ' * p['depth']}{plotly_text(p['name'])} #{i}" for i, p in enumerate(phases)]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Bar(
+            orientation="h", y=labels, x=[p["start_allocated"] / MIB for p in phases],
+            name="allocated at start", marker={"color": RESERVED},
+            hovertemplate="%{x:.1f} MiB at start<extra>%{y}</extra>",
+        )
+    )  # fmt: skip
+    fig.add_trace(
+        go.Bar(
+            orientation="h", y=labels,
+            x=[(p["peak_allocated"] - p["start_allocated"]) / MIB for p in phases],
+            name="rise to the phase's peak", marker={"color": ALLOCATED},
+            customdata=[format_bytes(p["peak_allocated"]) for p in phases],
+            hovertemplate="peak %{customdata}<extra>%{y}</extra>",
+        )
+    )  # fmt: skip
+    base_layout(fig, max(240, 24 * len(phases) + 90))
+    fig.update_layout(barmode="stack", legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"})
+    fig.update_xaxes(title_text="allocated (MiB)")
+    fig.update_yaxes(type="category", autorange="reversed")
+    return fig

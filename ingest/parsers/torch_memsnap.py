@@ -1,0 +1,96 @@
+"""PyTorch memory snapshot (`torch.cuda.memory._dump_snapshot`, a pickle) as a trace.
+
+The events are the allocator history as the profiler's own `[memory]` instants (signed
+`Bytes`, `Total Allocated`, `Total Reserved` after each), so the timeline's memory counters,
+the Memory tab and SQL over the trace read them as they read a torch.profiler trace, plus
+the record_function phases (`external_annotations`) as annotation ranges. The snapshot
+views (`ingest.memsnap.build_views`) travel on the header to the dataset.
+
+Public surface: `parse`, `is_memory_snapshot`, `snapshot_views`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ingest._io import read_all
+from ingest.events import Device, Event, EventKind, ParseReport, TraceFormat, TraceHeader
+from ingest.memsnap import Snapshot, build_views, load_snapshot
+from ingest.memsnap.replay import ALLOC, FREE, replay, round_size
+
+_KEYS = (b"segments", b"device_traces")
+
+
+def is_memory_snapshot(head: bytes) -> bool:
+    """Whether the first bytes look like a pickled snapshot dict: the PROTO opcode, then
+    `segments` or `device_traces` as one of the first keys (torch writes `segments` first)."""
+    return (
+        head[:1] == b"\x80"
+        and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05")
+        and any(k in head[:256] for k in _KEYS)
+    )
+
+
+def snapshot_views(path: Path, *, max_bytes: int, source: str) -> dict[str, Any]:
+    """The memory snapshot tab's data for the pickle at `path` (gzip allowed)."""
+    return build_views(
+        load_snapshot(read_all(path, max_bytes=max_bytes, source=source), source=source)
+    )
+
+
+def parse(
+    path: Path, report: ParseReport, *, max_bytes: int, source: str
+) -> tuple[TraceHeader, Iterator[Event]]:
+    """Read a memory snapshot: header (devices, settings, the tab's views) and its events.
+
+    Raises:
+        ParseError: not a safe, plain-data snapshot pickle, or a field of the wrong type.
+    """
+    data = read_all(path, max_bytes=max_bytes, source=source)
+    report.bytes_total = report.bytes_done = len(data)
+    snap = load_snapshot(data, source=source)
+    devices = sorted({s.device for s in snap.segments} | set(snap.traces))
+    header = TraceHeader(
+        format=TraceFormat.TORCH_MEMORY_SNAPSHOT,
+        devices=[Device(index=d) for d in devices],
+        metadata={"allocator_settings": snap.settings, "memory_snapshot": {"file": source}},
+        memory_snapshot=build_views(snap),
+    )
+    if not any(e.time_us is not None for t in snap.traces.values() for e in t):
+        report.warnings.append(
+            "the snapshot has no timed trace entries (recorded without "
+            "_record_memory_history?): only the dump-time views are available"
+        )
+    return header, _events(snap)
+
+
+def _events(snap: Snapshot) -> Iterator[Event]:
+    for device, entries in snap.traces.items():
+        r = replay(device, snap.segments, entries)
+        for i, e in enumerate(entries):
+            if e.time_us is None or e.action not in (ALLOC, FREE):
+                continue
+            sign = 1 if e.action == ALLOC else -1
+            args = {
+                "Bytes": sign * round_size(e.size), "Total Allocated": r.allocated[i],
+                "Total Reserved": r.reserved[i], "Device Type": 1, "Device Id": device,
+                "Addr": e.addr,
+            }  # fmt: skip
+            yield Event(
+                EventKind.MEMORY, "[memory]", e.time_us * 1000, 0, pid=0, tid=e.stream, args=args
+            )
+    yield from _annotation_events(snap)
+
+
+def _annotation_events(snap: Snapshot) -> Iterator[Event]:
+    open_: dict[tuple[int, str], list[int]] = {}
+    for a in sorted(snap.annotations, key=lambda a: a.time_us):
+        key = (a.device, a.name)
+        if a.stage == "START":
+            open_.setdefault(key, []).append(a.time_us)
+        elif a.stage == "END" and open_.get(key):
+            start = open_[key].pop()
+            dur = (a.time_us - start) * 1000
+            yield Event(EventKind.ANNOTATION, a.name, start * 1000, dur, pid=0, tid=a.device)

@@ -1,0 +1,147 @@
+"""The memory snapshot views on the H200 fixture, checked against torch's own numbers
+(`h200_memsnap.expected.json`, read from `torch.cuda.memory_stats` in the same process) and
+against a reading of the pickle done here with `pickle` and arithmetic only."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ingest.memsnap import build_views, load_snapshot
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "memsnap"
+PICKLE = DATA / "h200_memsnap.pickle"
+
+
+@pytest.fixture(scope="module")
+def raw() -> Any:
+    return pickle.loads(PICKLE.read_bytes())  # our own committed fixture: trusted here
+
+
+@pytest.fixture(scope="module")
+def expected() -> Any:
+    return json.loads((DATA / "h200_memsnap.expected.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def view() -> dict[str, Any]:
+    views = build_views(load_snapshot(PICKLE.read_bytes(), source=PICKLE.name))
+    assert [d["device"] for d in views["devices"]] == [0]
+    device: dict[str, Any] = views["devices"][0]
+    return device
+
+
+def _rounded(n: int) -> int:
+    return max(512, -(-n // 512) * 512)
+
+
+def _replayed(raw: Any, size: Any) -> tuple[int, int, int]:
+    """Allocated before the first entry, at its highest, and the entry index of the peak."""
+    entries = raw["device_traces"][0]
+    live = [b for s in raw["segments"] for b in s["blocks"] if b["state"] != "inactive"]
+    level = sum(b["size" if size is _rounded else "requested_size"] for b in live)
+    level -= sum(size(e["size"]) for e in entries if e["action"] == "alloc")
+    level += sum(size(e["size"]) for e in entries if e["action"] == "free_completed")
+    start, peak, at = level, level, -1
+    for i, e in enumerate(entries):
+        level += {"alloc": 1, "free_completed": -1}.get(e["action"], 0) * size(e["size"])
+        if level > peak:
+            peak, at = level, i
+    return start, peak, at
+
+
+def test_dump_totals_match_torch(view: dict[str, Any], expected: Any, raw: Any) -> None:
+    stats = expected["stats"]
+    dump = view["dump"]
+    assert dump["reserved"] == expected["memory_reserved_at_dump"]
+    assert dump["reserved"] == sum(s["total_size"] for s in raw["segments"])
+    assert dump["allocated"] == expected["memory_allocated_at_dump"]
+    assert dump["requested"] == stats["requested_bytes.all.current"]
+    assert dump["segments"] == stats["segment.all.current"]
+    assert dump["blocks"] == stats["active.all.current"]
+    assert dump["free_split_bytes"] == stats["inactive_split_bytes.all.current"]
+    inactive = [b["size"] for s in raw["segments"] for b in s["blocks"] if b["state"] == "inactive"]
+    assert dump["free_bytes"] == sum(inactive)
+
+
+def test_peak_replayed_from_the_trace_is_torchs_max(
+    view: dict[str, Any], expected: Any, raw: Any
+) -> None:
+    """The history starts after the model was built (its weights predate it), so the level
+    before the first entry is not 0; anchored on the dump, the replay still reaches
+    torch's own peak: reset_peak_memory_stats ran after recording began."""
+    start, peak, at = _replayed(raw, _rounded)
+    assert start > 0 and view["start"]["allocated"] == start
+    assert peak == expected["max_memory_allocated"] == view["peak"]["allocated"]
+    assert view["peak"]["entry"] == at
+    _, requested_peak, _ = _replayed(raw, lambda n: n)
+    assert requested_peak == expected["stats"]["requested_bytes.all.peak"]
+    assert view["peak"]["requested"] == requested_peak
+    assert view["peak"]["max_reserved"] == expected["max_memory_reserved"]
+    assert any("allocated before the first kept entry" in n for n in view["notes"])
+
+
+def test_map_at_peak_holds_exactly_the_peak_bytes(view: dict[str, Any]) -> None:
+    blocks = [b for s in view["segments_at_peak"] for b in s["blocks"]]
+    allocated = sum(b["size"] for b in blocks if b["state"] == "allocated")
+    assert allocated == view["peak"]["allocated"]
+    reserved = sum(s["size"] for s in view["segments_at_peak"])
+    assert reserved == view["peak"]["reserved"]
+    for s in view["segments_at_peak"]:  # blocks tile each segment exactly
+        assert sum(b["size"] for b in s["blocks"]) == s["size"]
+
+
+def test_fragmentation_at_dump_is_the_inactive_blocks(view: dict[str, Any], raw: Any) -> None:
+    by_bucket: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for s in raw["segments"]:
+        for b in s["blocks"]:
+            if b["state"] == "inactive":
+                row = by_bucket[1 << (b["size"].bit_length() - 1)]
+                row[0] += b["size"]
+                row[1] += 1
+    got = {r["lo"]: [r["bytes"], r["holes"]] for r in view["fragmentation"]["dump"]}
+    assert got == dict(by_bucket)
+
+
+def test_top_stacks_sum_to_the_peak(view: dict[str, Any]) -> None:
+    stacks = view["top_stacks"]
+    assert stacks == sorted(stacks, key=lambda s: -s["bytes"])
+    held = sum(b["size"] for s in view["segments_at_peak"] for b in s["blocks"]
+               if b["state"] == "allocated")  # fmt: skip
+    assert sum(s["bytes"] for s in stacks) == held  # fewer than TOP_STACKS stacks here
+    frames = [f for s in stacks for f in view["stacks"][s["stack"]]]
+    assert any("linear.py" in f and "forward" in f for f in frames)
+
+
+def test_phases_from_annotations(view: dict[str, Any], raw: Any) -> None:
+    notes = raw["external_annotations"]
+    starts = [a for a in notes if a["stage"] == "START"]
+    assert len(view["phases"]) == len(starts)
+    names = {p["name"] for p in view["phases"]}
+    assert {"train_step_0", "train_step_1", "forward", "backward", "optimizer"} <= names
+    # the global peak lies in one train_step and its peak equals the global one
+    top = max(view["phases"], key=lambda p: p["peak_allocated"])
+    assert top["peak_allocated"] == view["peak"]["allocated"]
+    assert top["start_us"] <= view["peak"]["time_us"] <= top["end_us"]
+    # independent: the highest level of entries inside train_step_1
+    step = next(p for p in view["phases"] if p["name"] == "train_step_1")
+    entries = raw["device_traces"][0]
+    start, _, _ = _replayed(raw, _rounded)
+    level, best = start, None
+    for e in entries:
+        level += {"alloc": 1, "free_completed": -1}.get(e["action"], 0) * _rounded(e["size"])
+        if step["start_us"] <= e["time_us"] <= step["end_us"]:
+            best = level if best is None else max(best, level)
+    assert step["peak_allocated"] == best
+
+
+def test_series_covers_every_entry(view: dict[str, Any], raw: Any) -> None:
+    entries = raw["device_traces"][0]
+    assert view["entries"] == len(entries)
+    assert view["series"]["entry"] == list(range(len(entries)))  # under MAX_POINTS: all kept
+    assert max(view["series"]["allocated"]) == view["peak"]["allocated"]
