@@ -15,6 +15,7 @@ from ingest.archive import ArchiveMember, extracted, is_archive
 from ingest.detect import detect_trace_format
 from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceHeader, flatten
+from ingest.memsnap import build_views
 from ingest.multirank import RankFile, merge_ranks
 from ingest.parsers import kineto, ncu, nsys, rocprof, torch_memsnap
 from ingest.tools import ExternalTools
@@ -183,16 +184,23 @@ def _parse_members(
         by_format[TraceFormat.TORCH_MEMORY_SNAPSHOT] = snapshots
     elif snapshots:
         header, events = _parse_by_format(members, by_format, report, max_bytes, source)
-        attach_snapshot(header, snapshots, max_bytes=max_bytes, source=source)
+        events = attach_snapshot(header, events, snapshots, max_bytes=max_bytes, source=source)
         return header, events
     return _parse_by_format(members, by_format, report, max_bytes, source)
 
 
 def attach_snapshot(
-    header: TraceHeader, snapshots: list[ArchiveMember], *, max_bytes: int, source: str
-) -> None:
+    header: TraceHeader,
+    events: Items,
+    snapshots: list[ArchiveMember],
+    *,
+    max_bytes: int,
+    source: str,
+) -> Items:
     """A memory snapshot uploaded with a profiler trace of the same run shows on that
-    trace: its views ride on the trace's header (one snapshot per trace)."""
+    trace: its views ride on the trace's header (one snapshot per trace). A snapshot
+    without phase annotations takes the trace's record_function ranges, so the events
+    come back wrapped."""
     if len(snapshots) > 1:
         names = ", ".join(m.name for m in snapshots)
         raise ParseError(
@@ -202,10 +210,12 @@ def attach_snapshot(
         )
     (member,) = snapshots
     name = f"{source}:{member.name}"
-    header.memory_snapshot = torch_memsnap.snapshot_views(
-        member.path, max_bytes=max_bytes, source=name
-    )
+    snap = torch_memsnap.read_snapshot(member.path, max_bytes=max_bytes, source=name)
+    header.memory_snapshot = views = build_views(snap)
     header.metadata["memory_snapshot"] = {"file": member.name}
+    if snap.annotations:
+        return events
+    return torch_memsnap.phases_from_trace(events, snap, views)
 
 
 def _parse_by_format(

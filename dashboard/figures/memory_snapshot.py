@@ -28,10 +28,11 @@ __all__ = [
 ]
 
 JSON = dict[str, Any]
-MIB = 1 << 20
+MB = 1e6  # SI, as `format_bytes` writes sizes everywhere on the page
 ALLOCATED, FREE, RESERVED = "#3b5bdb", "#e8590c", "#868e96"
 PHASE_COLORS = ("#d0ebff", "#d3f9d8", "#fff3bf", "#f3d9fa", "#ffe8cc")
 MAX_ROWS = 80
+LABEL_MIN_SHARE = 0.05
 
 
 def _segment_label(s: JSON) -> str:
@@ -53,18 +54,20 @@ def segment_map_figure(segments: list[JSON], at: str) -> go.Figure:
                 orientation="h",
                 name=f"{state} block" if state == "allocated" else "free hole (inactive)",
                 y=[_segment_label(s) for s, _ in rows],
-                x=[b["size"] / MIB for _, b in rows],
-                base=[b["offset"] / MIB for _, b in rows],
+                x=[b["size"] / MB for _, b in rows],
+                base=[b["offset"] / MB for _, b in rows],
                 marker={"color": color, "line": {"color": "white", "width": 1}},
                 customdata=[_block_hover(b) for _, b in rows],
                 hovertemplate="%{customdata}<extra>%{y}</extra>",
             )
         )
-    base_layout(fig, max(260, 22 * len(shown) + 90))
+    base_layout(fig, max(260, 22 * len(shown) + 90), top=30 if len(segments) > MAX_ROWS else 10)
+    if len(segments) > MAX_ROWS:
+        fig.update_layout(title_text=f"the {MAX_ROWS} largest of {len(segments)} segments")
     fig.update_layout(
         barmode="overlay", legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"}
     )
-    fig.update_xaxes(title_text=f"offset in segment (MiB), at {at}")
+    fig.update_xaxes(title_text=f"offset in segment (MB), at {at}")
     fig.update_yaxes(type="category", autorange="reversed", tickfont={"size": 11})
     return fig
 
@@ -81,6 +84,17 @@ def _bucket(b: JSON) -> str:
     return f"{format_bytes(b['lo'])} to {format_bytes(b['hi'])}"
 
 
+def _bucket_hover(b: JSON | None) -> str:
+    if b is None:
+        return "no free hole of this size"
+    whole = b["bytes"] - b.get("split_bytes", 0)
+    return (
+        f"{format_bytes(b['bytes'])} free in {b['holes']} holes<br>"
+        f"{format_bytes(b.get('split_bytes'))} inside split segments (fragmentation)<br>"
+        f"{format_bytes(whole)} in wholly free segments (cached, releasable)"
+    )
+
+
 def fragmentation_figure(frag: JSON) -> go.Figure:
     """Free bytes by hole size bucket, peak and dump side by side."""
     buckets = sorted({(b["lo"], b["hi"]) for at in ("peak", "dump") for b in frag[at]})
@@ -94,18 +108,16 @@ def fragmentation_figure(frag: JSON) -> go.Figure:
             go.Bar(
                 name=f"at {at}",
                 x=labels,
-                y=[by[k]["bytes"] / MIB if k in by else 0 for k in buckets],
-                customdata=[by[k]["holes"] if k in by else 0 for k in buckets],
+                y=[by[k]["bytes"] / MB if k in by else 0 for k in buckets],
+                customdata=[_bucket_hover(by.get(k)) for k in buckets],
                 marker={"color": color},
-                hovertemplate="%{y:.2f} MiB free in %{customdata} holes of %{x}<extra>at "
-                + at
-                + "</extra>",
+                hovertemplate="%{customdata}<extra>at " + at + "</extra>",
             )
         )
     base_layout(fig, 320)
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"})
     fig.update_xaxes(title_text="free hole size (log2 buckets)")
-    fig.update_yaxes(title_text="free bytes (MiB)")
+    fig.update_yaxes(title_text="free bytes (MB)")
     return fig
 
 
@@ -120,33 +132,35 @@ def snapshot_timeline_figure(timeline: JSON, phases: list[JSON]) -> go.Figure:
     for key, color, dash in (("reserved", RESERVED, "dot"), ("allocated", ALLOCATED, None)):
         fig.add_trace(
             go.Scatter(
-                x=ms, y=[v / MIB for v in timeline[key]], name=key, mode="lines",
+                x=ms, y=[v / MB for v in timeline[key]], name=key, mode="lines",
                 line={"color": color, "width": 2, "dash": dash}, line_shape="hv",
-                hovertemplate="%{y:.1f} MiB " + key + " at %{x:.3f} ms<extra></extra>",
+                hovertemplate="%{y:.1f} MB " + key + " at %{x:.3f} ms<extra></extra>",
             )
         )  # fmt: skip
     peak = timeline["peak"]
     if peak.get("time_us") is not None:
         fig.add_trace(
             go.Scatter(
-                x=[(peak["time_us"] - t0) / 1000], y=[peak["allocated"] / MIB], mode="markers",
+                x=[(peak["time_us"] - t0) / 1000], y=[peak["allocated"] / MB], mode="markers",
                 name=f"peak {format_bytes(peak['allocated'])}",
                 marker={"color": FREE, "size": 11, "symbol": "diamond"},
             )
         )  # fmt: skip
     top = [p for p in phases if p["depth"] == min((q["depth"] for q in phases), default=0)]
     inner = [p for p in phases if p["depth"] == 1]
+    span = max(ms[-1], 1e-9)
     for i, p in enumerate(inner or top):
+        x0, x1 = (p["start_us"] - t0) / 1000, (p["end_us"] - t0) / 1000
+        wide = (x1 - x0) / span > LABEL_MIN_SHARE  # a narrow band's label would overprint
         fig.add_vrect(
-            x0=(p["start_us"] - t0) / 1000, x1=(p["end_us"] - t0) / 1000,
-            fillcolor=PHASE_COLORS[i % len(PHASE_COLORS)], opacity=0.5, line_width=0, layer="below",
-            annotation_text=plotly_text(p["name"]), annotation_position="top left",
-            annotation_font_size=10,
+            x0=x0, x1=x1, fillcolor=PHASE_COLORS[i % len(PHASE_COLORS)], opacity=0.5,
+            line_width=0, layer="below", annotation_text=plotly_text(p["name"]) if wide else "",
+            annotation_position="top left", annotation_font_size=10,
         )  # fmt: skip
     base_layout(fig, 360, top=30)
     fig.update_layout(legend={"orientation": "h", "y": -0.25})
     fig.update_xaxes(title_text="ms since the first kept trace entry")
-    fig.update_yaxes(title_text="MiB", rangemode="tozero")
+    fig.update_yaxes(title_text="MB", rangemode="tozero")
     return fig
 
 
@@ -158,15 +172,15 @@ def phase_peaks_figure(phases: list[JSON]) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(
         go.Bar(
-            orientation="h", y=labels, x=[p["start_allocated"] / MIB for p in phases],
+            orientation="h", y=labels, x=[p["start_allocated"] / MB for p in phases],
             name="allocated at start", marker={"color": RESERVED},
-            hovertemplate="%{x:.1f} MiB at start<extra>%{y}</extra>",
+            hovertemplate="%{x:.1f} MB at start<extra>%{y}</extra>",
         )
     )  # fmt: skip
     fig.add_trace(
         go.Bar(
             orientation="h", y=labels,
-            x=[(p["peak_allocated"] - p["start_allocated"]) / MIB for p in phases],
+            x=[(p["peak_allocated"] - p["start_allocated"]) / MB for p in phases],
             name="rise to the phase's peak", marker={"color": ALLOCATED},
             customdata=[format_bytes(p["peak_allocated"]) for p in phases],
             hovertemplate="peak %{customdata}<extra>%{y}</extra>",
@@ -174,6 +188,6 @@ def phase_peaks_figure(phases: list[JSON]) -> go.Figure:
     )  # fmt: skip
     base_layout(fig, max(240, 24 * len(phases) + 90))
     fig.update_layout(barmode="stack", legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"})
-    fig.update_xaxes(title_text="allocated (MiB)")
+    fig.update_xaxes(title_text="allocated (MB)")
     fig.update_yaxes(type="category", autorange="reversed")
     return fig

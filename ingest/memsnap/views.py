@@ -29,13 +29,18 @@ NO_STACK = "(no stack: allocated before recording began, or recorded without sta
 JSON = dict[str, Any]
 
 
-def build_views(snapshot: Snapshot) -> JSON:
-    """The tab's data for every device that has segments or trace entries."""
+def build_views(snapshot: Snapshot, phases_source: str = "snapshot annotations") -> JSON:
+    """The tab's data for every device that has segments or trace entries.
+
+    Args:
+        snapshot: the loaded snapshot.
+        phases_source: where `snapshot.annotations` came from, shown with the phases.
+    """
     devices = sorted({s.device for s in snapshot.segments} | set(snapshot.traces))
     return {
         "version": VIEWS_VERSION,
         "allocator_settings": snapshot.settings,
-        "devices": [_device(snapshot, d) for d in devices],
+        "devices": [_device(snapshot, d) | {"phases_source": phases_source} for d in devices],
     }
 
 
@@ -57,8 +62,9 @@ def _device(snapshot: Snapshot, device: int) -> JSON:
         )
     if r.start_allocated > 0:
         notes.append(
-            f"{r.start_allocated} bytes were allocated before the first kept entry "
-            "(recording started late or the ring buffer wrapped); they count in every total."
+            f"{r.start_allocated / 1e6:.1f} MB ({r.start_allocated} bytes) were allocated "
+            "before the first kept entry (recording started after they were made, or the ring "
+            "buffer wrapped); they count in every total and show as blocks without a stack."
         )
     return {
         "device": device,
@@ -168,15 +174,18 @@ def _segment_map(state: State, stacks: _Stacks) -> list[JSON]:
 
 
 def _histogram(state: State) -> list[JSON]:
-    """Free bytes inside segments by hole size: bucket k holds holes of [2^k, 2^(k+1))."""
-    buckets: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    for _, size, _ in _holes(state):
+    """Free bytes inside segments by hole size: bucket k holds holes of [2^k, 2^(k+1));
+    `split_bytes` is the part in segments that also hold live blocks (torch's
+    `inactive_split_bytes`), the rest is wholly free segments."""
+    buckets: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for _, size, split in _holes(state):
         k = size.bit_length() - 1
         buckets[k][0] += size
         buckets[k][1] += 1
+        buckets[k][2] += size if split else 0
     return [
-        {"lo": 1 << k, "hi": 1 << (k + 1), "bytes": b, "holes": n}
-        for k, (b, n) in sorted(buckets.items())
+        {"lo": 1 << k, "hi": 1 << (k + 1), "bytes": b, "holes": n, "split_bytes": s}
+        for k, (b, n, s) in sorted(buckets.items())
     ]
 
 

@@ -6,7 +6,7 @@ the Memory tab and SQL over the trace read them as they read a torch.profiler tr
 the record_function phases (`external_annotations`) as annotation ranges. The snapshot
 views (`ingest.memsnap.build_views`) travel on the header to the dataset.
 
-Public surface: `parse`, `is_memory_snapshot`, `snapshot_views`.
+Public surface: `parse`, `is_memory_snapshot`, `read_snapshot`, `phases_from_trace`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from ingest._io import read_all
-from ingest.events import Device, Event, EventKind, ParseReport, TraceFormat, TraceHeader
+from ingest.events import (
+    Device,
+    Event,
+    EventBlock,
+    EventKind,
+    ParseReport,
+    TraceFormat,
+    TraceHeader,
+)
 from ingest.memsnap import Snapshot, build_views, load_snapshot
 from ingest.memsnap.replay import ALLOC, FREE, replay, round_size
+from ingest.memsnap.snapshot import Annotation
 
 _KEYS = (b"segments", b"device_traces")
+Items = Iterator[Event | EventBlock]
 
 
 def is_memory_snapshot(head: bytes) -> bool:
@@ -33,11 +43,36 @@ def is_memory_snapshot(head: bytes) -> bool:
     )
 
 
-def snapshot_views(path: Path, *, max_bytes: int, source: str) -> dict[str, Any]:
-    """The memory snapshot tab's data for the pickle at `path` (gzip allowed)."""
-    return build_views(
-        load_snapshot(read_all(path, max_bytes=max_bytes, source=source), source=source)
-    )
+def read_snapshot(path: Path, *, max_bytes: int, source: str) -> Snapshot:
+    """The snapshot in the pickle at `path` (gzip allowed), loaded safely."""
+    return load_snapshot(read_all(path, max_bytes=max_bytes, source=source), source=source)
+
+
+def phases_from_trace(items: Items, snap: Snapshot, views: dict[str, Any]) -> Items:
+    """Pass `items` through; once they are read, redo `views` with the trace's annotation
+    ranges as the phases (for a snapshot without `external_annotations`, as older torch
+    writes). Both clocks are the host's wall clock in this torch; ranges that miss the
+    snapshot's history are left out."""
+    ranges: list[tuple[str, int, int]] = []
+    for item in items:
+        if item.kind is EventKind.ANNOTATION:
+            if isinstance(item, EventBlock):
+                ranges += zip(item.name, item.start_ns, item.dur_ns, strict=True)
+            else:
+                ranges.append((item.name, item.start_ns, item.dur_ns))
+        yield item
+    times = [e.time_us for t in snap.traces.values() for e in t if e.time_us is not None]
+    if not times:
+        return
+    lo, hi = min(times), max(times)
+    for name, start_ns, dur_ns in ranges:
+        start, end = start_ns // 1000, (start_ns + dur_ns) // 1000
+        if end < lo or start > hi:
+            continue
+        for device in snap.traces:
+            snap.annotations.append(Annotation(device, "START", name, start))
+            snap.annotations.append(Annotation(device, "END", name, end))
+    views.update(build_views(snap, phases_source="the profiler trace's record_function ranges"))
 
 
 def parse(

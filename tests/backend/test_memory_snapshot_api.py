@@ -130,3 +130,25 @@ def test_a_hostile_pickle_fails_the_trace_and_runs_nothing(
     error = _get(client, f"/api/v1/traces/{accepted['id']}")["error"]
     assert "refused pickle opcode STACK_GLOBAL" in error and "byte " in error
     assert not marker.exists()
+
+
+def test_without_annotations_the_phases_come_from_the_profiler_trace(
+    client: TestClient, engine: Engine, settings: Settings
+) -> None:
+    """Older torch writes no `external_annotations`; uploaded with the profiler trace of the
+    same run, the phases are the trace's record_function ranges (same host clock)."""
+    raw = pickle.loads(PICKLE.read_bytes())  # the committed fixture: trusted here
+    marks = raw.pop("external_annotations")
+    bare = pickle.dumps(raw, protocol=4)
+    files = [(TRACE.name, TRACE.read_bytes()), ("old_torch.pickle", bare)]
+    tid = upload(client, files)["id"]
+    assert ingest_trace(engine=engine, settings=settings, trace_id=tid) == "ready"
+    phases = _get(client, f"/api/v1/traces/{tid}/memory-snapshot/phases", limit=2000)
+    assert phases["source"] == "the profiler trace's record_function ranges"
+    by_name = {p["name"]: p for p in phases["items"]}
+    assert {"train_step_0", "train_step_1", "forward", "backward", "optimizer"} <= set(by_name)
+    # the trace's ranges sit within 0.1 ms of the snapshot's own marks of the same phase
+    own = {(a["name"], a["stage"]): a["time_us"] for a in marks}
+    step = by_name["train_step_1"]
+    assert abs(step["start_us"] - own[("train_step_1", "START")]) < 100
+    assert step["peak_allocated"] == EXPECTED["max_memory_allocated"]

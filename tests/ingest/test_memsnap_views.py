@@ -96,7 +96,9 @@ def test_map_at_peak_holds_exactly_the_peak_bytes(view: dict[str, Any]) -> None:
         assert sum(b["size"] for b in s["blocks"]) == s["size"]
 
 
-def test_fragmentation_at_dump_is_the_inactive_blocks(view: dict[str, Any], raw: Any) -> None:
+def test_fragmentation_at_dump_is_the_inactive_blocks(
+    view: dict[str, Any], raw: Any, expected: Any
+) -> None:
     by_bucket: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     for s in raw["segments"]:
         for b in s["blocks"]:
@@ -106,6 +108,8 @@ def test_fragmentation_at_dump_is_the_inactive_blocks(view: dict[str, Any], raw:
                 row[1] += 1
     got = {r["lo"]: [r["bytes"], r["holes"]] for r in view["fragmentation"]["dump"]}
     assert got == dict(by_bucket)
+    split = sum(r["split_bytes"] for r in view["fragmentation"]["dump"])
+    assert split == expected["stats"]["inactive_split_bytes.all.current"]
 
 
 def test_top_stacks_sum_to_the_peak(view: dict[str, Any]) -> None:

@@ -122,4 +122,5 @@ def read_snapshot_phases(
     """Each annotated phase (record_function START/END in the snapshot) with its peak."""
     _, d = _device(session, trace_id, device)
     phases = d["phases"]
-    return {"source": "snapshot annotations", "count": len(phases), "items": phases[:limit]}
+    source = d.get("phases_source", "snapshot annotations")
+    return {"source": source, "count": len(phases), "items": phases[:limit]}
