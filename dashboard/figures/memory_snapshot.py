@@ -80,10 +80,6 @@ def _block_hover(b: JSON) -> str:
     return head
 
 
-def _bucket(b: JSON) -> str:
-    return f"{format_bytes(b['lo'])} to {format_bytes(b['hi'])}"
-
-
 def _bucket_hover(b: JSON | None) -> str:
     if b is None:
         return "no free hole of this size"
@@ -96,29 +92,46 @@ def _bucket_hover(b: JSON | None) -> str:
 
 
 def fragmentation_figure(frag: JSON) -> go.Figure:
-    """Free bytes by hole size bucket, peak and dump side by side."""
+    """Free bytes by hole size bucket, peak beside dump; each bar split into holes inside
+    segments that also hold live blocks (fragmentation) and wholly free segments (cache
+    that `torch.cuda.empty_cache()` could give back)."""
     buckets = sorted({(b["lo"], b["hi"]) for at in ("peak", "dump") for b in frag[at]})
     if not buckets:
         return empty_figure("No free holes inside segments: nothing is fragmented.")
-    labels = [_bucket({"lo": lo, "hi": hi}) for lo, hi in buckets]
+    labels = [f"{_pow2(lo)} to {_pow2(hi)}" for lo, hi in buckets]
     fig = go.Figure()
-    for at, color in (("peak", ALLOCATED), ("dump", RESERVED)):
+    for at, (dark, light) in (("peak", (ALLOCATED, "#a5b4fc")), ("dump", (RESERVED, "#ced4da"))):
         by = {(b["lo"], b["hi"]): b for b in frag[at]}
-        fig.add_trace(
-            go.Bar(
-                name=f"at {at}",
-                x=labels,
-                y=[by[k]["bytes"] / MB if k in by else 0 for k in buckets],
-                customdata=[_bucket_hover(by.get(k)) for k in buckets],
-                marker={"color": color},
-                hovertemplate="%{customdata}<extra>at " + at + "</extra>",
-            )
-        )
-    base_layout(fig, 320)
+        split = [by[k].get("split_bytes", 0) / MB if k in by else 0 for k in buckets]
+        whole = [by[k]["bytes"] / MB - split[i] if k in by else 0 for i, k in enumerate(buckets)]
+        hover = [_bucket_hover(by.get(k)) for k in buckets]
+        for name, values, base, color in (
+            (f"at {at}: in split segments", split, None, dark),
+            (f"at {at}: wholly free segments", whole, split, light),
+        ):
+            fig.add_trace(
+                go.Bar(
+                    name=name, x=labels, y=values, base=base, offsetgroup=at, customdata=hover,
+                    marker={"color": color}, hovertemplate=f"%{{customdata}}<extra>at {at}</extra>",
+                )
+            )  # fmt: skip
+    base_layout(fig, 340)
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"})
     fig.update_xaxes(title_text="free hole size (log2 buckets)")
     fig.update_yaxes(title_text="free bytes (MB)")
     return fig
+
+
+def _pow2(n: int) -> str:
+    """A power of two in binary units, as bucket edges read best.
+
+    >>> _pow2(512), _pow2(1 << 20), _pow2(3 << 30)
+    ('512 B', '1 MiB', '3 GiB')
+    """
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} B"
 
 
 def snapshot_timeline_figure(timeline: JSON, phases: list[JSON]) -> go.Figure:

@@ -58,6 +58,9 @@ class Replay:
     start_requested: int
     start_reserved: int
     dump: State
+    # A free entry's index -> the index of the alloc it frees. A free entry carries the
+    # stack of the free (zero_grad, a scope exit), not of the allocation.
+    alloc_of: dict[int, int]
 
     @property
     def peak_index(self) -> int | None:
@@ -71,11 +74,14 @@ class Replay:
     def state_after(self, index: int) -> State:
         """Blocks and segments alive right after entry `index`, walking back from the dump."""
         blocks, segments = dict(self.dump.blocks), dict(self.dump.segments)
-        for e in reversed(self.entries[index + 1 :]):
+        for j in range(len(self.entries) - 1, index, -1):
+            e = self.entries[j]
             if e.action == ALLOC:
                 blocks.pop(e.addr, None)
             elif e.action == FREE:
-                blocks[e.addr] = (round_size(e.size), e.size, e.frames)
+                alloc = self.alloc_of.get(j)
+                frames = self.entries[alloc].frames if alloc is not None else ()
+                blocks[e.addr] = (round_size(e.size), e.size, frames)
             elif e.action in SEGMENT_GROW:
                 segments.pop(e.addr, None)
             elif e.action in SEGMENT_SHRINK:
@@ -95,7 +101,13 @@ def replay(device: int, segments: list[Segment], entries: list[TraceEntry]) -> R
         requested -= sign * e.size
         reserved -= e.size if e.action in SEGMENT_GROW else 0
         reserved += e.size if e.action in SEGMENT_SHRINK else 0
-    out = Replay(entries, [], [], [], allocated, requested, reserved, dump)
+    out = Replay(entries, [], [], [], allocated, requested, reserved, dump, {})
+    live: dict[int, int] = {}  # address -> index of the alloc entry holding it
+    for j, e in enumerate(entries):
+        if e.action == ALLOC:
+            live[e.addr] = j
+        elif e.action == FREE and e.addr in live:
+            out.alloc_of[j] = live.pop(e.addr)
     for e in entries:
         if e.action == ALLOC:
             allocated, requested = allocated + round_size(e.size), requested + e.size

@@ -70,7 +70,14 @@ def test_memory_snapshot_tab(
     page.screenshot(path=artifacts / "memsnap_tab.png", full_page=True)
     for chart in CHARTS:
         page.locator(f"#trace-memsnap-{chart}").screenshot(path=artifacts / f"memsnap_{chart}.png")
-    page.locator("#trace-memsnap-stacks").screenshot(path=artifacts / "memsnap_stacks.png")
+    top_y = page.evaluate(
+        "document.querySelector('#trace-memsnap-stacks').getBoundingClientRect().top"
+        " + window.scrollY"
+    )
+    box = page.locator("#trace-memsnap-stacks").bounding_box()
+    assert box is not None
+    clip = {"x": box["x"], "y": top_y, "width": box["width"], "height": min(box["height"], 560)}
+    page.screenshot(path=artifacts / "memsnap_stacks.png", clip=clip, full_page=True)
 
     page.locator("#trace-memsnap-at-link").click()
     expect(page).to_have_url(f"{base}/traces/{tid}?tab=memsnap&at=dump")
@@ -86,3 +93,28 @@ def test_the_tab_shows_only_with_a_snapshot(module_server: Server, page: Page) -
     page.goto(f"{base}/traces/{tid}?tab=memsnap")
     expect(page.locator("#trace-detail-tab-overview")).to_be_visible()
     expect(page.locator("#trace-detail-tab-memsnap")).to_have_count(0)
+
+
+def test_a_snapshot_uploaded_in_the_browser(
+    module_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    base = module_server.base_url
+    page.goto(base + "/")
+    page.set_input_files("#traces-upload input[type=file]", PICKLE)
+    expect(page.locator("#traces-upload-status .notice-success")).to_contain_text(PICKLE.name)
+    row = page.locator('#traces-table tr[data-status="ready"]', has_text=PICKLE.name)
+    expect(row).to_have_count(1, timeout=60_000)
+    expect(row).to_contain_text("torch_memory_snapshot")
+    tid = row.get_attribute("data-trace-id")
+    page.goto(f"{base}/traces/{tid}?tab=memsnap")
+    expect(page.locator("#trace-memsnap-kpis")).to_contain_text(
+        format_bytes(EXPECTED["max_memory_allocated"])
+    )
+    phases = page.locator("#trace-memsnap-phases .barlayer .point")
+    count = httpx.get(f"{base}/api/v1/traces/{tid}/memory-snapshot/phases").json()["count"]
+    expect(phases).to_have_count(2 * count)  # start level and rise, per phase
+    page.screenshot(path=artifacts / "memsnap_alone.png", full_page=True)
+    page.goto(f"{base}/traces/{tid}?tab=memory")  # the profiler-style Memory tab reads it too
+    expect(page.locator("#trace-memory-chart .scatterlayer .js-line").first).to_be_attached()
+    page.screenshot(path=artifacts / "memsnap_memory_tab.png", full_page=True)
+    assert page_errors.messages == []

@@ -149,3 +149,24 @@ def test_series_covers_every_entry(view: dict[str, Any], raw: Any) -> None:
     assert view["entries"] == len(entries)
     assert view["series"]["entry"] == list(range(len(entries)))  # under MAX_POINTS: all kept
     assert max(view["series"]["allocated"]) == view["peak"]["allocated"]
+
+
+def test_blocks_at_the_peak_carry_their_allocation_stack(view: dict[str, Any], raw: Any) -> None:
+    """A free entry records where the free happened (zero_grad); a block live at the peak
+    and freed later must still show where it was allocated: its alloc entry's frames."""
+    entries = raw["device_traces"][0]
+    alloc_frames: dict[int, list[str]] = {}  # address -> stack of its live allocation
+    for e in entries[: view["peak"]["entry"] + 1]:
+        if e["action"] == "alloc":
+            alloc_frames[e["addr"]] = [
+                f"{f['filename']}:{f['line']} {f['name']}" for f in e["frames"]
+            ]
+        elif e["action"] == "free_completed":
+            alloc_frames.pop(e["addr"], None)
+    for s in view["segments_at_peak"]:
+        for b in s["blocks"]:
+            addr = s["address"] + b["offset"]
+            if b["state"] == "allocated" and addr in alloc_frames and alloc_frames[addr]:
+                assert view["stacks"][b["stack"]] == alloc_frames[addr][:16]
+    shown = [f for st in view["top_stacks"] for f in view["stacks"][st["stack"]]]
+    assert not any(" zero_grad" in f for f in shown)  # nothing live at the peak was made there
