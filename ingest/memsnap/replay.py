@@ -13,7 +13,7 @@ were allocated before recording began (they are still there at the start). Total
 - *reserved* counts segment bytes (`segment_alloc`/`segment_free`, and `segment_map`/
   `segment_unmap` for expandable segments).
 
-Public surface: `Replay`, `replay`, `round_size`, `State`.
+Public surface: `Replay`, `replay`, `round_size`, `State`, `BEFORE_HISTORY`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from ingest.memsnap.snapshot import Frames, Segment, TraceEntry
 
 _MIN_BLOCK = 512
+# The stack of a block whose allocation is older than the first kept entry.
+BEFORE_HISTORY = ("(allocated before the first kept trace entry: no stack recorded)",)
 ALLOC, FREE = "alloc", "free_completed"
 SEGMENT_GROW = frozenset({"segment_alloc", "segment_map"})
 SEGMENT_SHRINK = frozenset({"segment_free", "segment_unmap"})
@@ -80,7 +82,7 @@ class Replay:
                 blocks.pop(e.addr, None)
             elif e.action == FREE:
                 alloc = self.alloc_of.get(j)
-                frames = self.entries[alloc].frames if alloc is not None else ()
+                frames = self.entries[alloc].frames if alloc is not None else BEFORE_HISTORY
                 blocks[e.addr] = (round_size(e.size), e.size, frames)
             elif e.action in SEGMENT_GROW:
                 segments.pop(e.addr, None)
@@ -108,6 +110,9 @@ def replay(device: int, segments: list[Segment], entries: list[TraceEntry]) -> R
             live[e.addr] = j
         elif e.action == FREE and e.addr in live:
             out.alloc_of[j] = live.pop(e.addr)
+    for addr, (size, asked, frames) in dump.blocks.items():
+        if addr not in live and not frames and entries:  # older than the history
+            dump.blocks[addr] = (size, asked, BEFORE_HISTORY)
     for e in entries:
         if e.action == ALLOC:
             allocated, requested = allocated + round_size(e.size), requested + e.size

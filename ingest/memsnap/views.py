@@ -25,7 +25,7 @@ MAX_POINTS = 4000
 TOP_STACKS = 20
 MAX_FRAMES = 16
 MAX_PHASES = 2000
-NO_STACK = "(no stack: allocated before recording began, or recorded without stacks)"
+NO_STACK = "(no Python stack: allocated from C++, e.g. autograd's backward thread)"
 JSON = dict[str, Any]
 
 

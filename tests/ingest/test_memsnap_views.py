@@ -170,3 +170,14 @@ def test_blocks_at_the_peak_carry_their_allocation_stack(view: dict[str, Any], r
                 assert view["stacks"][b["stack"]] == alloc_frames[addr][:16]
     shown = [f for st in view["top_stacks"] for f in view["stacks"][st["stack"]]]
     assert not any(" zero_grad" in f for f in shown)  # nothing live at the peak was made there
+
+
+def test_blocks_older_than_the_history_are_named_so(view: dict[str, Any], raw: Any) -> None:
+    """The model's weights predate recording: at the peak they are the bytes allocated
+    before the first entry (none of them is freed in this run)."""
+    start, _, _ = _replayed(raw, _rounded)
+    first_frame = {s["stack"]: view["stacks"][s["stack"]][0] for s in view["top_stacks"]}
+    older = [
+        s for s in view["top_stacks"] if first_frame[s["stack"]].startswith("(allocated before")
+    ]
+    assert [s["bytes"] for s in older] == [start]
