@@ -15,7 +15,7 @@ from ingest.detect import detect_trace_format
 from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import TraceFormat
 from ingest.memsnap import load_snapshot
-from ingest.parsers._safe_pickle import load_plain_pickle
+from ingest.parsers._safe_pickle import load_plain_pickle, scan_opcodes
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "memsnap" / "h200_memsnap.pickle"
 
@@ -85,8 +85,10 @@ def test_each_forbidden_opcode_is_refused_with_its_offset(opcode: str) -> None:
         (pickle.dumps(_snapshot(), protocol=4)[:-7], "not a readable pickle"),
         (pickle.dumps(_snapshot(), protocol=4) + b"junk", "bytes follow"),
         (b"\x80\x04\xff.", "not a readable pickle"),
+        (b"\x80\x04\x8e" + (1 << 62).to_bytes(8, "little") + b"x.", "not a readable pickle"),
+        (b"\x80\x04\x8d" + (1 << 40).to_bytes(8, "little") + b"x.", "not a readable pickle"),
     ],
-    ids=["empty", "json", "truncated", "trailing", "unknown-opcode"],
+    ids=["empty", "json", "truncated", "trailing", "unknown-opcode", "huge-bytes", "huge-str"],
 )
 def test_damaged_bytes_are_refused(data: bytes, words: str) -> None:
     with pytest.raises(ParseError, match=words):
@@ -141,10 +143,10 @@ def test_deep_nesting_loads_without_recursion_and_is_refused_by_shape() -> None:
         load_snapshot(data, source="deep.pickle")
 
 
-def test_opcode_count_is_bounded() -> None:
+def test_the_locating_walk_is_bounded() -> None:
     data = pickle.dumps(_snapshot(), protocol=4)
     with pytest.raises(ParseError, match="more than 3 opcodes"):
-        load_plain_pickle(data, source="s.pickle", max_opcodes=3)
+        scan_opcodes(data, source="s.pickle", max_opcodes=3)
 
 
 def test_detection_by_content(tmp_path: Path) -> None:
