@@ -221,7 +221,7 @@ def _phases(notes: list[Annotation], device: int, r: Replay, times: list[int | N
     """Each annotated interval's peak: the level when it starts, or any level inside it."""
     clean = [t if t is not None else -1 for t in times]
     open_: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    rows = []
+    spans = []
     depth = 0
     for a in sorted((a for a in notes if a.device == device), key=lambda a: a.time_us):
         if a.stage == "START":
@@ -230,9 +230,9 @@ def _phases(notes: list[Annotation], device: int, r: Replay, times: list[int | N
         elif a.stage == "END" and open_[a.name]:
             start, d = open_[a.name].pop()
             depth = max(0, depth - 1)
-            rows.append(_phase(a.name, start, a.time_us, d, r, clean))
-    rows.sort(key=lambda p: (p["start_us"], p["depth"]))
-    return rows[:MAX_PHASES]
+            spans.append((start, d, a.name, a.time_us))
+    spans.sort()
+    return [_phase(name, s, end, d, r, clean) for s, d, name, end in spans[:MAX_PHASES]]
 
 
 def _phase(name: str, start: int, end: int, depth: int, r: Replay, times: list[int]) -> JSON:

@@ -181,3 +181,16 @@ def test_blocks_older_than_the_history_are_named_so(view: dict[str, Any], raw: A
         s for s in view["top_stacks"] if first_frame[s["stack"]].startswith("(allocated before")
     ]
     assert [s["bytes"] for s in older] == [start]
+
+
+def test_a_wrapped_ring_buffer_is_said_so(raw: Any, expected: Any) -> None:
+    """Keep only the entries after the peak, as a small `max_entries` would: the level
+    before the first kept entry is then torch's peak itself, and the page must say that the
+    history does not reach it rather than show a lower "peak"."""
+    _, _, at = _replayed(raw, _rounded)
+    cut = dict(raw, device_traces=[raw["device_traces"][0][at + 1 :]])
+    views = build_views(load_snapshot(pickle.dumps(cut, protocol=4), source="cut.pickle"))
+    (device,) = views["devices"]
+    assert device["start"]["allocated"] == expected["max_memory_allocated"]
+    assert device["peak"]["entry"] is None
+    assert any("does not reach the allocated peak" in n for n in device["notes"])
