@@ -66,12 +66,12 @@ class Replay:
 
     @property
     def peak_index(self) -> int | None:
-        """The entry after which allocated first reached its maximum; None when the
-        maximum is the level before the first entry (the history does not reach the peak)."""
+        """The entry after which allocated first reached its maximum; None when no entry
+        rose above the level before the first one (the history does not reach the peak)."""
         if not self.allocated:
             return None
-        top = max(self.allocated)
-        return None if top < self.start_allocated else self.allocated.index(top)
+        top, before = max(self.allocated), self.start_allocated
+        return None if top <= before and before > 0 else self.allocated.index(top)
 
     def state_after(self, index: int) -> State:
         """Blocks and segments alive right after entry `index`, walking back from the dump."""
