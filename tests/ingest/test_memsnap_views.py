@@ -194,3 +194,23 @@ def test_a_wrapped_ring_buffer_is_said_so(raw: Any, expected: Any) -> None:
     assert device["start"]["allocated"] == expected["max_memory_allocated"]
     assert device["peak"]["entry"] is None
     assert any("does not reach the allocated peak" in n for n in device["notes"])
+
+
+def test_devices_are_kept_apart() -> None:
+    """Addresses repeat across devices: each device is replayed on its own segments and
+    its own `device_traces[i]` (a hand-made two-GPU snapshot)."""
+    mib = 1 << 20
+
+    def segment(device: int, live: int) -> dict[str, Any]:
+        blocks = [{"address": 0, "size": live, "requested_size": live, "state": "active_allocated"},
+                  {"address": live, "size": 2 * mib - live, "state": "inactive"}]  # fmt: skip
+        return {"device": device, "address": 0, "total_size": 2 * mib, "blocks": blocks}
+
+    alloc = {"action": "alloc", "addr": 0, "stream": 0, "time_us": 1}
+    doc = {
+        "segments": [segment(0, mib), segment(1, 512 * 1024)],
+        "device_traces": [[dict(alloc, size=mib)], [dict(alloc, size=512 * 1024)]],
+    }
+    views = build_views(load_snapshot(pickle.dumps(doc, protocol=4), source="two.pickle"))
+    got = {d["device"]: (d["peak"]["allocated"], d["dump"]["free_bytes"]) for d in views["devices"]}
+    assert got == {0: (mib, mib), 1: (512 * 1024, 2 * mib - 512 * 1024)}
