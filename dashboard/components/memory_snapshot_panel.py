@@ -43,14 +43,17 @@ def memory_snapshot_panel(data: JSON, trace_id: str, id_prefix: str) -> html.Div
         kpi("Trace entries", f"{s['entries']:,}", note=f"{dump['segments']} segments at dump"),
     ]  # fmt: skip
     notes = [notice(n, "warning") for n in s["notes"]]
+    if len(s["devices"]) > 1:
+        notes.insert(0, _device_links(s["devices"], s["device"], trace_id, f"{id_prefix}-devices"))
     other = "dump" if at == "peak" else "peak"
+    device = str(s["device"]) if len(s["devices"]) > 1 else ""  # keep the device chosen
     cards = [
         _card("Allocated and reserved over time", f"{id_prefix}-timeline",
               snapshot_timeline_figure(data["timeline"], data["phases"]["items"])),
         _card(f"Segments and blocks at the {at}", f"{id_prefix}-segments",
               segment_map_figure(data["segments"]["items"], at),
               dcc.Link(f"show the map at the {other}", id=f"{id_prefix}-at-link",
-                       href=tab_href(trace_id, "memsnap", at=other))),
+                       href=tab_href(trace_id, "memsnap", at=other, device=device))),
         _card("Fragmentation: free bytes inside segments by hole size",
               f"{id_prefix}-fragmentation",
               fragmentation_figure(data["fragmentation"])),
@@ -60,6 +63,16 @@ def memory_snapshot_panel(data: JSON, trace_id: str, id_prefix: str) -> html.Div
               phase_peaks_figure(data["phases"]["items"])),
     ]  # fmt: skip
     return html.Div([kpi_grid(tiles, f"{id_prefix}-kpis"), *notes, *cards], id=id_prefix)
+
+
+def _device_links(devices: list[int], current: int, trace_id: str, element_id: str) -> html.Div:
+    """One link per GPU: each device's allocator is replayed on its own."""
+    links = [
+        dcc.Link(f"GPU {d}", href=tab_href(trace_id, "memsnap", device=str(d)),
+                 className="chip chip-active" if d == current else "chip")
+        for d in devices
+    ]  # fmt: skip
+    return html.Div(["Device: ", *links], className="controls memory-ops-choice", id=element_id)
 
 
 def _card(title: str, graph_id: str, figure: Any, *extra: Any) -> html.Section:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest._io import read_all
+from ingest.errors import ParseError
 from ingest.events import (
     Device,
     Event,
@@ -30,6 +31,9 @@ from ingest.memsnap.replay import ALLOC, FREE, replay, round_size
 from ingest.memsnap.snapshot import Annotation
 
 _KEYS = (b"segments", b"device_traces")
+# A snapshot is loaded whole, as Python objects about 20x its size: a cap of its own, below
+# the general decompressed-size one.
+MAX_SNAPSHOT_BYTES = 256 << 20
 Items = Iterator[Event | EventBlock]
 
 
@@ -45,7 +49,21 @@ def is_memory_snapshot(head: bytes) -> bool:
 
 def read_snapshot(path: Path, *, max_bytes: int, source: str) -> Snapshot:
     """The snapshot in the pickle at `path` (gzip allowed), loaded safely."""
-    return load_snapshot(read_all(path, max_bytes=max_bytes, source=source), source=source)
+    return load_snapshot(_read(path, max_bytes, source), source=source)
+
+
+def _read(path: Path, max_bytes: int, source: str) -> bytes:
+    cap = min(max_bytes, MAX_SNAPSHOT_BYTES)
+    try:
+        return read_all(path, max_bytes=cap, source=source)
+    except ParseError as e:
+        if cap < max_bytes and e.offset is not None and e.offset > cap:
+            raise ParseError(
+                f"the snapshot is larger than {cap} bytes, perfdash's limit for a pickle (it is "
+                "loaded whole); record fewer entries (max_entries) or with stacks='python'",
+                source=source,
+            ) from e
+        raise
 
 
 def phases_from_trace(items: Items, snap: Snapshot, views: dict[str, Any]) -> Items:
@@ -83,7 +101,7 @@ def parse(
     Raises:
         ParseError: not a safe, plain-data snapshot pickle, or a field of the wrong type.
     """
-    data = read_all(path, max_bytes=max_bytes, source=source)
+    data = _read(path, max_bytes, source)
     report.bytes_total = report.bytes_done = len(data)
     snap = load_snapshot(data, source=source)
     devices = sorted({s.device for s in snap.segments} | set(snap.traces))

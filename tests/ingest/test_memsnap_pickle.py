@@ -15,7 +15,9 @@ from ingest.detect import detect_trace_format
 from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import TraceFormat
 from ingest.memsnap import load_snapshot
+from ingest.parsers import torch_memsnap
 from ingest.parsers._safe_pickle import load_plain_pickle, scan_opcodes
+from ingest.registry import parse_file
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "memsnap" / "h200_memsnap.pickle"
 
@@ -157,3 +159,9 @@ def test_detection_by_content(tmp_path: Path) -> None:
     other.write_bytes(pickle.dumps({"weights": [1, 2, 3]}, protocol=4))
     with pytest.raises(UnsupportedFormatError, match=r"not a torch\.cuda\.memory snapshot"):
         detect_trace_format(other)
+
+
+def test_a_snapshot_over_its_size_cap_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch_memsnap, "MAX_SNAPSHOT_BYTES", 10_000)
+    with pytest.raises(ParseError, match="larger than 10000 bytes"):
+        parse_file(FIXTURE)
