@@ -117,4 +117,7 @@ def test_a_snapshot_uploaded_in_the_browser(
     page.goto(f"{base}/traces/{tid}?tab=memory")  # the profiler-style Memory tab reads it too
     expect(page.locator("#trace-memory-chart .scatterlayer .js-line").first).to_be_attached()
     page.screenshot(path=artifacts / "memsnap_memory_tab.png", full_page=True)
+    page.goto(f"{base}/traces/{tid}")  # no kernels: the overview says so, and does not break
+    expect(page.locator("#trace-detail-tab-memsnap")).to_be_visible()
+    page.screenshot(path=artifacts / "memsnap_overview.png", full_page=True)
     assert page_errors.messages == []
