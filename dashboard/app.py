@@ -93,10 +93,13 @@ def create_dash_app(api_url: str) -> dash.Dash:
         update_title="",
         eager_loading=True,  # plotly.js comes with the first bundles, not after the layout
         requests_pathname_prefix="/",
-        # The timeline renderer is a set of ES modules: loaded as one, not as classic
-        # scripts the way Dash includes every other file under assets/.
-        assets_path_ignore=["^timeline$"],
-        external_scripts=[{"src": "/assets/timeline/main.js", "type": "module"}],
+        # The timeline renderer and the upload area are sets of ES modules: loaded as
+        # modules, not as classic scripts the way Dash includes every other file under assets/.
+        assets_path_ignore=["^timeline$", "^upload$"],
+        external_scripts=[
+            {"src": f"/assets/{module}/main.js", "type": "module"}
+            for module in ("timeline", "upload")
+        ],
     )
     install_client(app.server, ApiClient(api_url))
     # `/traces` is the old address of the list at `/`. Registered here on this app's own

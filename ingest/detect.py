@@ -17,6 +17,14 @@ _NCU_HEADERS = ('"ID","Process ID"', '"Process ID","Process Name","Host Name","K
 _KINETO_KEYS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"displayTimeUnit"')
 
 
+def is_kineto_head(head: bytes) -> bool:
+    """Whether the first bytes (decompressed) read as a torch.profiler / Chrome trace."""
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if stripped.startswith(b"{") and any(k in head for k in _KINETO_KEYS):
+        return True
+    return stripped.startswith(b"[") and b'"ph"' in head and b'"ts"' in head  # bare array
+
+
 def detect_trace_format(path: Path, source: str = "") -> TraceFormat:
     """Return the trace format of the file at `path`.
 
@@ -41,10 +49,8 @@ def detect_trace_format(path: Path, source: str = "") -> TraceFormat:
         return TraceFormat.NSYS_SQLITE  # the nsys parser names any missing tables
     if is_ncu_report(head, name):
         return TraceFormat.NCU_CSV
-    if stripped.startswith(b"{") and any(k in head for k in _KINETO_KEYS):
+    if is_kineto_head(head):
         return TraceFormat.KINETO
-    if stripped.startswith(b"[") and b'"ph"' in head and b'"ts"' in head:
-        return TraceFormat.KINETO  # the bare-array Chrome trace form
     text = stripped.decode("utf-8", errors="replace")
     if text.startswith(_NCU_PREAMBLE) or any(h in text for h in _NCU_HEADERS):
         return TraceFormat.NCU_CSV

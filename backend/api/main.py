@@ -7,6 +7,7 @@ from backend.api.routes import (
     benchmarks,
     me,
     metrics,
+    projects,
     slas,
     timeline,
     trace_aggregates,
@@ -23,6 +24,7 @@ from backend.services.auth import READ
 api_router = APIRouter(prefix="/api/v1", dependencies=[Depends(require(READ))])
 api_router.include_router(me.router)
 api_router.include_router(traces.router)
+api_router.include_router(projects.router)
 api_router.include_router(trace_aggregates.router)
 api_router.include_router(trace_analyses.router)
 api_router.include_router(trace_memory_snapshot.router)

@@ -184,6 +184,13 @@ class Settings(BaseSettings):
         description="Nsight Compute `ncu` on the worker: .ncu-rep uploads are read through "
         "`ncu --import --csv --page raw`; unset means they fail with that command.",
     )
+    bench_min_clock_fraction: float = Field(
+        default=0.9,
+        gt=0,
+        le=1,
+        description="A benchmark run is flagged `throttled` (`low_clock`) when the median SM "
+        "clock through its timed loops is below this fraction of the max (or locked) clock.",
+    )
     # SQL over a trace (issue #18, backend/services/query).
     query_timeout_s: float = Field(
         default=10.0, gt=0, le=3600, description="Wall-clock limit of one SQL query."

@@ -34,6 +34,11 @@ class RooflinePoint(SQLModel):
     flops_per_s: float
     bound: str | None
     estimated: bool
+    # Nsight Compute points (issue #26): time-weighted hit rates over the point's launches,
+    # and the memory level with the longest summed time at its peak bandwidth
+    l1_hit_pct: float | None = None
+    l2_hit_pct: float | None = None
+    memory_bound_level: str | None = None
 
 
 class RooflinePublic(SQLModel):

@@ -24,6 +24,17 @@ MAX_SWEEP_POINTS = 256
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 # A `perfdash.workloads` entry-point name, or its `package.module:function` value.
 _CALLABLE = re.compile(r"^[A-Za-z_][\w.-]*(?::[A-Za-z_]\w*)?$")
+# `settle` options and their allowed ranges; the defaults live with the runner
+# (`workers.bench.settle.SettleOptions`), a test keeps the names in step.
+SETTLE_BOUNDS: dict[str, tuple[float, float]] = {
+    "max_temp_c": (20, 95),
+    "max_util_pct": (0, 100),
+    "idle_timeout_s": (0, 600),
+    "steady_timeout_s": (0, 600),
+    "window_s": (0.1, 30),
+    "clock_tolerance": (0.001, 0.5),
+    "power_tolerance": (0.001, 0.5),
+}
 
 
 class WorkloadKind(StrEnum):
@@ -71,6 +82,8 @@ class BenchmarkSpecBase(SQLModel):
     install: str | None = Field(default=None, max_length=1024)
     # The branch the runs' metrics are filed under; SLA baselines default to `main`.
     branch: str = Field(default="main", max_length=256)
+    # Wait for an idle, cool GPU and steady clocks before timing (issue #22); None: off.
+    settle: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 class BenchmarkSpecCreate(BenchmarkSpecBase):
@@ -89,6 +102,26 @@ class BenchmarkSpecCreate(BenchmarkSpecBase):
         if value not in ("strict", "warn", "off"):
             raise ValueError("must be strict, warn or off")
         return value
+
+    @field_validator("settle", mode="before")
+    @classmethod
+    def _settle(cls, value: Any) -> dict[str, float] | None:
+        if value is None or value is False:
+            return None
+        if value is True:
+            return {}
+        if not isinstance(value, dict):
+            raise ValueError("settle is true, false, or a mapping of options")
+        out: dict[str, float] = {}
+        for key, item in value.items():
+            if key not in SETTLE_BOUNDS:
+                raise ValueError(f"settle.{key}: unknown option; known: {', '.join(SETTLE_BOUNDS)}")
+            low, high = SETTLE_BOUNDS[key]
+            number = isinstance(item, int | float) and not isinstance(item, bool)
+            if not number or not low <= item <= high:
+                raise ValueError(f"settle.{key} must be a number from {low:g} to {high:g}")
+            out[key] = float(item)
+        return out
 
     @field_validator("sweep")
     @classmethod
@@ -202,6 +235,8 @@ class BenchmarkRunPublic(SQLModel):
     spec_hash: str
     environment: dict[str, Any]
     warnings: list[str]
+    # `environment["flags"]`, lifted out: throttled / contended / unlocked per GPU (issue #22).
+    flags: list[dict[str, Any]] = []
     determinism_hash: str | None
     results: list[dict[str, Any]]
     metric_run_ids: list[int]
@@ -213,7 +248,10 @@ class BenchmarkRunPublic(SQLModel):
     @classmethod
     def of(cls, run: BenchmarkRun, spec: BenchmarkSpec) -> "BenchmarkRunPublic":
         """The run with its spec's name and project."""
-        return cls(**run.model_dump(warnings=False), spec_name=spec.name, project=spec.project)
+        flags = (run.environment or {}).get("flags") or []
+        return cls(
+            **run.model_dump(warnings=False), spec_name=spec.name, project=spec.project, flags=flags
+        )
 
 
 class BenchmarkRunsPublic(SQLModel):

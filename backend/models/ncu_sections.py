@@ -54,6 +54,26 @@ class NcuSection(SQLModel):
     rules: list[NcuRule]
 
 
+class NcuLevelTime(SQLModel):
+    """One level of the memory hierarchy: its bytes and the time they take at its peak."""
+
+    level: str  # DRAM, L2 or L1
+    bytes: float | None
+    peak_bytes_per_s: float | None
+    time_ns: float | None  # bytes / peak bandwidth
+    pct_of_duration: float | None  # time_ns over the launch's duration: the level's % of peak
+    peak_metrics: list[str]  # the peak bytes-per-cycle metric and the clock it was read from
+
+
+class NcuHierarchy(SQLModel):
+    """L1/TEX and L2 hit rates and the level that bounds the memory traffic (issue #26)."""
+
+    l1_hit_pct: float | None  # l1tex__t_sector_hit_rate.pct
+    l2_hit_pct: float | None  # lts__t_sector_hit_rate.pct
+    levels: list[NcuLevelTime]
+    bound_level: str | None  # the longest time_ns; None unless two levels have one
+
+
 class NcuKernel(SQLModel):
     ncu_id: int | None
     name: str
@@ -65,6 +85,7 @@ class NcuKernel(SQLModel):
     speed_of_light: list[NcuValue]
     occupancy: NcuOccupancy | None
     memory: list[NcuMemoryLevel]
+    hierarchy: NcuHierarchy | None  # hit rates and the bounding level, when the file has them
     stalls: list[NcuValue]
     stall_unit: str | None
     rules: list[NcuRule]

@@ -8,6 +8,7 @@ Modules:
 - `views`: a trace's views (summary, kernels table, roofline, memory, findings, compare).
 - `timeline`: the timeline window, overview, steps and step marker, search, gaps, events.
 - `benchmarks`: benchmark specs, runs and runners.
+- `compile_view`: a trace's torch.compile phases, compiles and compiled regions.
 - `metrics`: the SLA board, metric series, metric runs, baseline acceptance.
 
 Each area module holds its calls and the TypedDicts they return.

@@ -61,6 +61,7 @@ class BenchRun(TypedDict):
     spec_hash: str
     environment: dict[str, Any]
     warnings: list[str]
+    flags: list[dict[str, Any]]
     determinism_hash: str | None
     results: list[ResultPoint]
     metric_run_ids: list[int]
@@ -94,6 +95,7 @@ class BenchSpec(TypedDict):
     timeout_s: int
     schedule: str | None
     install: str | None
+    settle: dict[str, float] | None
     spec_hash: str
     last_run: BenchRun | None
 

@@ -48,7 +48,7 @@ def _detail(response: httpx.Response) -> str:
 
 def detail_text(body: Any, fallback: str) -> str:
     """The `detail` of a decoded API error body as one line, or `fallback` when it has none
-    (the browser's own calls to the API, such as uploads, read their errors through here)."""
+    (the browser's own calls to the API, such as uploads, read theirs in assets/upload/send.js)."""
     detail = body.get("detail") if isinstance(body, dict) else None
     if isinstance(detail, str):
         return detail
@@ -68,7 +68,7 @@ class ApiClient:
         """The one place requests leave: the browser's identity on, errors as ApiError.
 
         Trace uploads do not pass here: the browser sends them to the API itself
-        (dashboard/assets/upload.js), so no file is ever held by the page server."""
+        (dashboard/assets/upload/), so no file is ever held by the page server."""
         try:
             with httpx.Client(
                 base_url=self.base_url, timeout=self._timeout, headers=_browser_identity()

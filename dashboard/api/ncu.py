@@ -10,7 +10,9 @@ from typing import TypedDict, cast
 from dashboard.api.client import ApiClient
 
 __all__ = [
+    "NcuHierarchy",
     "NcuKernel",
+    "NcuLevelTime",
     "NcuMemoryLevel",
     "NcuOccupancy",
     "NcuRule",
@@ -68,6 +70,22 @@ class NcuSection(TypedDict):
     rules: list[NcuRule]
 
 
+class NcuLevelTime(TypedDict):
+    level: str
+    bytes: float | None
+    peak_bytes_per_s: float | None
+    time_ns: float | None
+    pct_of_duration: float | None
+    peak_metrics: list[str]
+
+
+class NcuHierarchy(TypedDict):
+    l1_hit_pct: float | None
+    l2_hit_pct: float | None
+    levels: list[NcuLevelTime]
+    bound_level: str | None
+
+
 class NcuKernel(TypedDict):
     ncu_id: int | None
     name: str
@@ -79,6 +97,7 @@ class NcuKernel(TypedDict):
     speed_of_light: list[NcuValue]
     occupancy: NcuOccupancy | None
     memory: list[NcuMemoryLevel]
+    hierarchy: NcuHierarchy | None
     stalls: list[NcuValue]
     stall_unit: str | None
     rules: list[NcuRule]

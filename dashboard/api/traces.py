@@ -1,7 +1,8 @@
 """Trace API calls and their response shapes, built on `ApiClient.get` (and `delete`).
 
 Uploads do not pass here: the browser posts them to the API itself
-(dashboard/assets/upload.js), and the page reads the answer as a `TraceAccepted`.
+(dashboard/assets/upload/), which reads the answer as a `TraceAccepted` (its shape is
+checked against the API's schema here, in tests/dashboard/test_api_contract.py).
 
 Public surface: `list_traces`, `get_trace`, `get_kernels`, `delete_trace`, and the
 TypedDicts they return (`Trace`, `TraceList`, `KernelStat`, `KernelStats`, `TraceAccepted`).

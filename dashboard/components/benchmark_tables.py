@@ -1,4 +1,4 @@
-"""Tables of the benchmark pages: metrics of a sweep point, key/value facts, runs, clocks.
+"""Tables of the benchmark pages: metrics of a sweep point, key/value facts, runs.
 
 Pure builders (API dicts in, Dash components out); import them from this module, so the
 shared `dashboard.components` package needs no edit.
@@ -60,30 +60,6 @@ def kv_table(pairs: Sequence[tuple[str, Any]]) -> html.Table:
         html.Tr([html.Td(k), html.Td("—" if v in (None, "", []) else str(v))]) for k, v in pairs
     ]
     return html.Table(html.Tbody(rows), className="data-table kv-table")
-
-
-def clocks_table(before: list[dict[str, Any]] | None, after: list[dict[str, Any]] | None) -> Any:
-    """SM clock and temperature per GPU, before and after the measured loop (NVML)."""
-    if not after:
-        return html.Div("No NVML clock readings (pynvml not installed, or no GPU).",
-                        className="muted small")  # fmt: skip
-    start = {r["index"]: r for r in before or []}
-    head = html.Thead(html.Tr([html.Th(h) for h in ("GPU", "SM MHz before → after", "max", "°C")]))
-    rows = []
-    for row in after:
-        b = start.get(row["index"], {})
-        rows.append(
-            html.Tr(
-                [
-                    html.Td(str(row["index"])),
-                    html.Td(f"{b.get('sm_mhz', '—')} → {row['sm_mhz']}", className="num"),
-                    html.Td(str(row["sm_max_mhz"]), className="num"),
-                    html.Td(f"{b.get('temperature_c', '—')} → {row['temperature_c']}",
-                            className="num"),
-                ]
-            )
-        )  # fmt: skip
-    return html.Table([head, html.Tbody(rows)], className="data-table")
 
 
 def runs_table(runs: Sequence[BenchRun], metric: str | None) -> html.Div:

@@ -19,9 +19,11 @@ from dashboard.components.status_badge import notice
 from dashboard.components.trace_views import tab_href
 from dashboard.figures.ncu import occupancy_figure, sol_figure, stalls_figure
 from dashboard.format import (
+    format_bandwidth,
     format_bytes,
     format_duration_ns,
     format_flop_rate,
+    format_pct,
     format_value,
     shorten_kernel_name,
 )
@@ -30,6 +32,7 @@ __all__ = ["launch_of", "ncu_panel"]
 
 JSON = dict[str, Any]
 GRAPH_CONFIG: dict[str, Any] = {"displaylogo": False, "responsive": True}
+HIERARCHY_HEAD = ("Level", "Bytes", "Peak bandwidth", "Time at peak", "% of duration")
 RULE_ORDER = {"OPT": 0, "WRN": 1, "ERR": 1, "INF": 2}
 
 
@@ -123,7 +126,38 @@ def _memory_block(kernel: JSON, prefix: str) -> html.Div:
         if rows
         else html.P("No memory-chart bytes in this CSV.", className="muted small")
     )
-    return html.Div([html.H3("Memory chart bytes"), body])
+    return html.Div([html.H3("Memory chart bytes"), body, _hierarchy_block(kernel, prefix)])
+
+
+def _hierarchy_block(kernel: JSON, prefix: str) -> html.Div:
+    """Hit rates and the hierarchical roofline's levels: bytes, time at peak, the bound."""
+    h = kernel.get("hierarchy")
+    if not h:
+        return html.Div(html.P("No hit rates or level bytes in this CSV.", className="muted small"))
+    hits = (f"L1/TEX hit rate {format_pct(h.get('l1_hit_pct'))}, "
+            f"L2 hit rate {format_pct(h.get('l2_hit_pct'))}.")  # fmt: skip
+    bound = h.get("bound_level")
+    rows = [
+        [lv["level"] + (" ◀ bound" if lv["level"] == bound else ""), format_bytes(lv.get("bytes")),
+         format_bandwidth(lv.get("peak_bytes_per_s")), format_duration_ns(lv.get("time_ns")),
+         format_pct(lv.get("pct_of_duration"))]
+        for lv in h.get("levels") or []
+    ]  # fmt: skip
+    why = (
+        f"Memory traffic bound by {bound}: its bytes take the longest at its peak bandwidth "
+        "(the nearest roof of Nsight's hierarchical roofline; the roofline above says whether "
+        "the kernel is memory-bound at all)."
+        if bound
+        else "No bound: the CSV lacks the levels' peaks (a raw page has them)."
+    )
+    return html.Div(
+        [
+            html.H3("Memory hierarchy"),
+            html.P(hits, className="small", id=f"{prefix}-hits"),
+            _table(HIERARCHY_HEAD, rows, f"{prefix}-hierarchy"),
+            html.P(why, className="muted small"),
+        ]
+    )
 
 
 def _rule_key(rule: JSON) -> tuple[int, float]:

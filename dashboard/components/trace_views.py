@@ -1,7 +1,7 @@
 """Building blocks of the trace page: tab bar, KPI tiles, findings list, phase memory.
 
 Public surface: `tab_bar`, `has_memory_snapshot`, `kpi_grid`, `findings_list`,
-`phase_memory_table`, `TABS`, `OPTIONAL_TABS`.
+`phase_memory_table`, `TABS`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from dash import dcc, html
 from dashboard.format import format_bytes, format_duration_ns
 
 __all__ = [
-    "OPTIONAL_TABS",
     "TABS",
     "findings_list",
     "has_memory_snapshot",
@@ -32,13 +31,13 @@ TABS = (
     ("roofline", "Roofline"),
     ("memory", "Memory"),
     ("ranges", "Ranges"),
+    ("compile", "Compile"),
     ("steps", "Steps"),
     ("ranks", "Ranks"),
     ("query", "Query"),
     ("memsnap", "Memory snapshot"),
 )
-# Tabs shown only for traces that have their data (`has_memory_snapshot`).
-OPTIONAL_TABS = frozenset({"memsnap"})
+
 JSON = dict[str, Any]
 
 
@@ -56,10 +55,10 @@ def has_memory_snapshot(trace: Mapping[str, Any]) -> bool:
 
 
 def tab_bar(
-    trace_id: str, active: str, id_prefix: str, optional: frozenset[str] = frozenset()
+    trace_id: str, active: str, id_prefix: str, hidden: frozenset[str] = frozenset()
 ) -> html.Nav:
     """Tabs are links, so each view has a URL and the back button walks through them;
-    a tab in `OPTIONAL_TABS` shows only when named in `optional`."""
+    `hidden` tabs have nothing to show for this trace (the active one is always shown)."""
     links: list[Any] = [
         dcc.Link(
             label,
@@ -68,7 +67,7 @@ def tab_bar(
             id=f"{id_prefix}-tab-{key}",
         )
         for key, label in TABS
-        if key not in OPTIONAL_TABS or key in optional
+        if key not in hidden or key == active
     ]
     links.append(
         dcc.Link("Timeline ↗", href=f"/traces/{trace_id}/timeline", className="tab-link tab-ext")

@@ -135,7 +135,20 @@ def _hover(p: JSON, prefix: str) -> str:
         f"intensity: {p['intensity']:.3g} FLOP/byte<br>"
         f"achieved: {format_flop_rate(p['flops_per_s'])}<br>"
         f"precision: {p['precision']}  bound: {p.get('bound') or 'unknown'}"
+        f"{_hierarchy_hover(p)}"
     )
+
+
+def _hierarchy_hover(p: JSON) -> str:
+    """Nsight Compute's hit rates and memory level, where the point has them (issue #26)."""
+    parts = [
+        f"{label} hit: {format_pct(p[key])}"
+        for label, key in (("L1/TEX", "l1_hit_pct"), ("L2", "l2_hit_pct"))
+        if p.get(key) is not None
+    ]
+    if p.get("memory_bound_level"):
+        parts.append(f"nearest memory roof: {p['memory_bound_level']}")
+    return "<br>" + "  ".join(parts) if parts else ""
 
 
 def _point_traces(

@@ -13,6 +13,7 @@ from typing import Any
 from dash import html
 from dash.development.base_component import Component
 
+from dashboard.api import compile_view, views
 from dashboard.api import memory_ops as memory_ops_api
 from dashboard.api import memory_snapshot as memsnap_api
 from dashboard.api import ncu as ncu_api
@@ -20,12 +21,12 @@ from dashboard.api import operators as operators_api
 from dashboard.api import query as query_api
 from dashboard.api import ranges as ranges_api
 from dashboard.api import ranks as ranks_api
-from dashboard.api import views
 from dashboard.api.client import ApiClient, ApiError
 from dashboard.api.traces import KernelStats, Trace, get_kernels, list_traces
 from dashboard.api.views import SORT_KEYS, KernelQuery
 from dashboard.components import notice
 from dashboard.components.analysis_panels import memory_panel, roofline_panel
+from dashboard.components.compile_panel import compile_panel
 from dashboard.components.kernels_panel import GROUPS, kernels_panel
 from dashboard.components.memory_ops_panel import memory_ops_panel, memory_ops_query
 from dashboard.components.memory_snapshot_panel import memory_snapshot_panel
@@ -35,9 +36,11 @@ from dashboard.components.overview_panel import overview_panel
 from dashboard.components.query_panel import query_panel
 from dashboard.components.ranges_panel import default_range, ranges_panel
 from dashboard.components.ranks_panel import ranks_panel, steps_panel
+from dashboard.components.trace_views import has_memory_snapshot
 
 JSON = dict[str, Any]
 TOP_N = 10
+TORCH_FORMAT = "torch_profiler"
 QUERY_LIMIT = 1000
 
 
@@ -223,6 +226,23 @@ def _memsnap(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
     return memory_snapshot_panel(data, trace["id"], "trace-memsnap")
 
 
+def _compile(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
+    return compile_panel(_try(lambda: compile_view.get_compile(client, trace["id"])),
+                         "trace-compile")  # fmt: skip
+
+
+def hidden_tabs(client: ApiClient, trace: Trace) -> frozenset[str]:
+    """Tabs with nothing to show: Compile unless a torch profiler trace has compile ranges
+    (one cheap call, `top=1`, made for torch traces only); Memory snapshot unless the trace
+    is, or came with, one (known from the trace itself)."""
+    hidden = set() if has_memory_snapshot(trace) else {"memsnap"}
+    if trace.get("format") == TORCH_FORMAT:
+        found = _try(lambda: compile_view.get_compile(client, trace["id"], top=1))
+        if compile_view.has_compile(found):
+            return frozenset(hidden)
+    return frozenset(hidden | {"compile"})
+
+
 RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = {
     "overview": _overview,
     "kernels": _kernels,
@@ -230,6 +250,7 @@ RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = 
     "roofline": _roofline,
     "memory": _memory,
     "ranges": _ranges,
+    "compile": _compile,
     "steps": _steps,
     "ranks": _ranks,
     "query": _query,

@@ -1,4 +1,5 @@
-"""`/benchmark-runs/<run_id>`: one run's metrics, samples, environment, hash and trace.
+"""`/benchmark-runs/<run_id>`: one run's metrics, samples, GPU state and flags,
+environment, hash and trace.
 
 While the run is queued or running, the page polls the API and re-renders when it ends.
 """
@@ -14,7 +15,8 @@ from dash.development.base_component import Component
 from dashboard.api.benchmarks import BenchRun, ResultPoint, get_run
 from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice, status_badge
-from dashboard.components.benchmark_tables import clocks_table, data_attr, kv_table, metrics_table
+from dashboard.components.benchmark_tables import data_attr, kv_table, metrics_table
+from dashboard.components.gpu_guard import flag_badges, gpu_state_section
 from dashboard.figures.benchmarks import samples_histogram
 from dashboard.format import format_timestamp
 
@@ -40,6 +42,9 @@ def _header(run: BenchRun) -> list[Component]:
         className="title-row",
     )  # fmt: skip
     out: list[Component] = [title]
+    badges = flag_badges(run.get("flags") or [])
+    if badges is not None:
+        out.append(badges)
     if run["status"] == "failed":
         out.append(notice(f"Failed ({run['reason']}): {run['error']}", "error"))
     out += [notice(f"Warning: {w}", "warning") for w in run["warnings"]]
@@ -99,11 +104,7 @@ def _environment(run: BenchRun) -> Component:
     return html.Section(
         [
             html.H2("Environment"),
-            html.Div(
-                [kv_table([(k, env.get(k)) for k in ENV_KEYS]),
-                 clocks_table(env.get("clocks_before"), env.get("clocks_after"))],
-                className="bench-grid",
-            ),
+            html.Div(kv_table([(k, env.get(k)) for k in ENV_KEYS]), className="bench-grid"),
         ],
         className="card",
     )  # fmt: skip
@@ -125,7 +126,15 @@ def _body(run_id: str) -> tuple[list[Component], bool]:
         return [*body, notice(text, "info")], False
     body.append(_facts(run))
     body += [_point(p, run["spec_name"]) for p in run["results"]]
-    if run["environment"]:
+    env = run["environment"]
+    if (
+        env.get("gpu_state")
+        or env.get("settle")
+        or run.get("flags")
+        or env.get("device", "").startswith("cuda")
+    ):
+        body.append(gpu_state_section(run.get("flags") or [], env))
+    if env:
         body.append(_environment(run))
     return body, True
 

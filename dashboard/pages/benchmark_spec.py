@@ -31,6 +31,12 @@ BENCH_SPEC_POLL = "bench-spec-poll"
 POLL_MS = 2000
 
 
+def _settle_text(settle: dict[str, float] | None) -> str:
+    if settle is None:
+        return "no"
+    return "yes (" + (", ".join(f"{k} {v:g}" for k, v in settle.items()) or "defaults") + ")"
+
+
 def _facts(spec: BenchSpec) -> Component:
     what = " ".join(spec["command"]) if spec["kind"] == "command" else spec["workload"]
     pairs = [
@@ -41,6 +47,7 @@ def _facts(spec: BenchSpec) -> Component:
         ("Seed / warm-up / iterations", f"{spec['seed']} / {spec['warmup']} / {spec['iters']}"),
         ("Deterministic algorithms", spec["deterministic"]),
         ("Profiler trace", "yes" if spec["profile"] else "no"),
+        ("Settle before timing", _settle_text(spec.get("settle"))),
         ("Queue / time limit", f"{spec['queue']} / {spec['timeout_s']} s"),
         ("Schedule (cron)", spec["schedule"]),
         ("Install at a git ref", spec["install"]),

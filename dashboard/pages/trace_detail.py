@@ -28,12 +28,7 @@ from dashboard.components.ncu_panel import launch_of
 from dashboard.components.operators_panel import op_kernels
 from dashboard.components.ranges_panel import parse_range_key
 from dashboard.components.status_badge import PENDING, progress_bar
-from dashboard.components.trace_views import (
-    OPTIONAL_TABS,
-    TABS,
-    has_memory_snapshot,
-    tab_bar,
-)
+from dashboard.components.trace_views import TABS, tab_bar
 from dashboard.pages import _trace_tabs as tabs
 
 # Dash ships no annotations for register_page.
@@ -77,10 +72,10 @@ def _body(trace_id: str, query: dict[str, str]) -> tuple[list[Component], bool]:
     if trace["status"] == "failed":
         return [header], True
     tab = query.get("tab") or "overview"
-    optional = frozenset({"memsnap"}) if has_memory_snapshot(trace) else frozenset()
-    tab = tab if tab in dict(TABS) and (tab not in OPTIONAL_TABS or tab in optional) else "overview"
+    tab = tab if tab in dict(TABS) else "overview"
     view = dcc.Loading(tabs.render(tab, client, trace, query), type="circle", delay_show=150)
-    return [header, tab_bar(trace_id, tab, TRACE_DETAIL, optional), view], True
+    hidden = tabs.hidden_tabs(client, trace)
+    return [header, tab_bar(trace_id, tab, TRACE_DETAIL, hidden), view], True
 
 
 def _tab_control_ids() -> list[Component]:

@@ -68,6 +68,9 @@ LABELS: dict[tuple[str, str], str] = {
     ("Block Limit SM", "other"): "launch__occupancy_limit_blocks",
     ("Block Limit Barriers", "other"): "launch__occupancy_limit_barriers",
     ("Waves Per SM", "other"): "launch__waves_per_multiprocessor",
+    # Memory Workload Analysis: the hit rates of the memory hierarchy (issue #26)
+    ("L1/TEX Hit Rate", "%"): "l1tex__t_sector_hit_rate.pct",
+    ("L2 Hit Rate", "%"): "lts__t_sector_hit_rate.pct",
     ("Warp Cycles Per Issued Instruction", "other"): (
         "smsp__average_warp_latency_per_inst_issued.ratio"
     ),

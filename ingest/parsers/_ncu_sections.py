@@ -22,7 +22,8 @@ from typing import Any
 
 from ingest.parsers._ncu_metrics import number
 
-# The raw metrics behind Speed of Light, Occupancy, the memory chart and the warp stalls.
+# The raw metrics behind Speed of Light, Occupancy, the memory chart, the warp stalls and the
+# memory hierarchy (`backend.services.analysis.ncu_memory`).
 KEEP = re.compile(
     r"^(sm__throughput\.avg\.pct_of_peak_sustained_elapsed"
     r"|gpu__compute_memory_throughput\.avg\.pct_of_peak_sustained_elapsed"
@@ -39,7 +40,14 @@ KEEP = re.compile(
     r"|smsp__average_warp_latency_issue_stalled_[a-z_]+\.ratio"
     r"|smsp__average_warps_issue_stalled_[a-z_]+_per_issue_active\.ratio"
     r"|smsp__warp_issue_stalled_[a-z_]+_per_warp_active\.pct"
-    r"|smsp__pcsamp_warps_issue_stalled_[a-z_]+)$"
+    r"|smsp__pcsamp_warps_issue_stalled_[a-z_]+"
+    # the memory hierarchy (issue #26): hit rates, and each level's peak bytes per cycle and
+    # clock, the denominators of Nsight's hierarchical roofline
+    r"|(lts|l1tex)__t_sector_hit_rate\.pct"
+    r"|(dram|lts|l1tex)__cycles_elapsed\.avg\.per_second"
+    r"|dram__bytes\.sum\.peak_sustained"
+    r"|derived__lts__lts2xbar_bytes\.sum\.peak_sustained"
+    r"|derived__l1tex__lsu_writeback_bytes_mem_lgds?\.sum\.peak_sustained)$"
 )
 # Rule rows name their section by its identifier, metric rows by its title: a rule goes under
 # the title ncu's details page shows it under (the `.section` files' Identifier/DisplayName).

@@ -85,15 +85,14 @@ def _cookie_header(cookies: dict[str, str]) -> dict[str, str]:
     return {"Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())}
 
 
-def _upload_result_callback(filename: str, answer: dict[str, object]) -> dict[str, object]:
-    """The request Dash's renderer sends once the browser has sent a dropped file to the
-    API itself (dashboard/assets/upload.js): the page shows the API's answer."""
-    result = {"name": filename, "status": 202, "body": answer}
+def _table_refresh_callback() -> dict[str, object]:
+    """The request Dash's renderer sends when the traces page polls its list (the upload
+    itself goes from the browser to the API, dashboard/assets/upload/)."""
     return {
-        "output": "traces-upload-status.children",
-        "outputs": {"id": "traces-upload-status", "property": "children"},
-        "inputs": [{"id": "traces-upload-result", "property": "data", "value": result}],
-        "changedPropIds": ["traces-upload-result.data"],
+        "output": "traces-table.children",
+        "outputs": {"id": "traces-table", "property": "children"},
+        "inputs": [{"id": "traces-poll", "property": "n_intervals", "value": 1}],
+        "changedPropIds": ["traces-poll.n_intervals"],
     }
 
 
@@ -101,8 +100,8 @@ def _upload_result_callback(filename: str, answer: dict[str, object]) -> dict[st
 def test_dash_callbacks_by_cookie_need_the_sessions_csrf_token(
     serve_with: Callable[..., Server],
 ) -> None:
-    """The page's upload, as the browser makes it: the file to the API, then the answer
-    to a Dash callback; each needs the session's CSRF token."""
+    """The page's upload, as the browser makes it: the file to the API, then the list's
+    refresh through a Dash callback; each needs the session's CSRF token."""
     server = serve_with("--no-worker", auth="password", scrypt_n="1024")
     perfdash(
         server, "user", "add", "ada", "--role", "uploader", "--password-env", "PW", PW=PASSWORD
@@ -115,14 +114,13 @@ def test_dash_callbacks_by_cookie_need_the_sessions_csrf_token(
         headers = _cookie_header(cookies) | ({"X-CSRFToken": sent} if sent else {})
         refused = httpx.post(api, files=files, headers=headers)
         assert refused.status_code == 403 and "X-CSRFToken" in refused.text
-        refused = httpx.post(url, json=_upload_result_callback("x", {}), headers=headers)
+        refused = httpx.post(url, json=_table_refresh_callback(), headers=headers)
         assert refused.status_code == 403 and "X-CSRFToken" in refused.text
     headers = _cookie_header(cookies) | {"X-CSRFToken": cookies["_csrf_token"]}
     uploaded = httpx.post(api, files=files, headers=headers)
     assert uploaded.status_code == 202, uploaded.text
-    body = _upload_result_callback("tiny.json", uploaded.json())
-    accepted = httpx.post(url, json=body, headers=headers)
+    accepted = httpx.post(url, json=_table_refresh_callback(), headers=headers)
     assert accepted.status_code == 200, accepted.text
-    assert "Uploaded tiny.json" in json.dumps(accepted.json())
+    assert "tiny.json" in json.dumps(accepted.json())
     listed = httpx.get(server.base_url + "/api/v1/traces", headers=_cookie_header(cookies))
     assert [t["name"] for t in listed.json()["items"]] == ["tiny.json"]

@@ -48,6 +48,22 @@ def test_spec_hash_follows_what_is_measured(client: TestClient) -> None:
     assert client.get("/api/v1/benchmarks/gemm-bf16").json()["spec_hash"] != before
 
 
+def test_settle_is_stored_and_counts_in_the_hash(client: TestClient) -> None:
+    client.post("/api/v1/benchmarks", json=GEMM)
+    plain = client.get("/api/v1/benchmarks/gemm-bf16").json()
+    assert plain["settle"] is None
+    changed = client.post("/api/v1/benchmarks", json={**GEMM, "settle": True}).json()
+    assert changed["changes"] == {"settle": [None, {}]}
+    settled = client.get("/api/v1/benchmarks/gemm-bf16").json()
+    assert settled["settle"] == {} and settled["spec_hash"] != plain["spec_hash"]
+    client.post("/api/v1/benchmarks", json={**GEMM, "settle": {"max_temp_c": 45}})
+    custom = client.get("/api/v1/benchmarks/gemm-bf16").json()
+    assert custom["settle"] == {"max_temp_c": 45.0}
+    assert custom["spec_hash"] not in (plain["spec_hash"], settled["spec_hash"])
+    client.post("/api/v1/benchmarks", json={**GEMM, "settle": False})
+    assert client.get("/api/v1/benchmarks/gemm-bf16").json()["spec_hash"] == plain["spec_hash"]
+
+
 def test_bad_specs_are_refused_with_the_reason(client: TestClient) -> None:
     cases = [
         ({**GEMM, "workload": "nope"}, "workload must be one of"),
@@ -57,6 +73,14 @@ def test_bad_specs_are_refused_with_the_reason(client: TestClient) -> None:
         ({**GEMM, "schedule": "61 * * * *"}, "outside 0-59"),
         ({**GEMM, "kind": "callable", "workload": "no spaces"}, "package.module:function"),
         ({**GEMM, "timeout_s": 99999}, "less than or equal"),
+        ({**GEMM, "settle": {"max_temp": 40}}, "settle.max_temp: unknown option"),
+        (
+            {**GEMM, "settle": {"steady_timeout_s": 601}},
+            "settle.steady_timeout_s must be a number from 0 to 600",
+        ),
+        ({**GEMM, "settle": {"window_s": None}}, "settle.window_s must be a number"),
+        ({**GEMM, "settle": "always"}, "settle is true, false, or a mapping"),
+        ({**GEMM, "settle": {"clock_tolerance": "x" * 100_000}}, "settle.clock_tolerance"),
     ]
     for body, message in cases:
         response = client.post("/api/v1/benchmarks", json=body)

@@ -13,7 +13,6 @@ from backend.models.benchmarks import BUILTIN_WORKLOADS, BenchmarkSpecCreate
 from backend.services.benchmarks.cron import CronError, due_between, parse_cron
 from backend.services.benchmarks.specs import spec_hash
 from workers.bench.external import WorkloadError, run_command, split_callable_result
-from workers.bench.fingerprint import clock_warnings
 from workers.bench.launcher import _read
 from workers.bench.points import memory_points, rate_points
 from workers.bench.stats import percentile, summarize
@@ -72,11 +71,6 @@ def test_stats_and_rates() -> None:
     }  # fmt: skip
     assert memory_points(None, None, None) == []
     assert [m["metric"] for m in memory_points(90, 100, 10.0)][-1] == "fragmentation_pct"
-
-
-def test_clock_warnings_only_for_used_gpus() -> None:
-    rows = [{"index": i, "sm_mhz": 345, "sm_max_mhz": 1980, "temperature_c": 40} for i in (0, 1)]
-    assert clock_warnings(rows, [1]) == ["gpu1: SM clock 345 MHz < 90% of max 1980 MHz"]
 
 
 def test_callable_results_are_checked() -> None:

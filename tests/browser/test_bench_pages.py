@@ -9,6 +9,8 @@ environment; the spec page draws the scaling curve of the sweep.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -78,4 +80,32 @@ def test_rerun_from_the_page_then_read_the_run(
     expect(curve).to_have_count(1, timeout=30_000)
     expect(page.locator("tr[data-run]")).to_have_count(1)
     page.screenshot(path=artifacts / "bench_spec_cpu.png", full_page=True)
+    assert page_errors.messages == []
+
+
+def test_run_page_shows_flags_and_the_gpu_state_chart(
+    perfdash_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    """A run whose GPU state is the H200 probe's sustained GEMM (stored by
+    `perf/gpu_guard/probe_run.py`: the real monitor, flags and finish_run on the probe's
+    NVML samples): badges with the reason, and the clock/power/temperature chart."""
+    repo = Path(__file__).resolve().parents[2]
+    env = {**perfdash_server.env, "PYTHONPATH": str(repo)}
+    seeded = subprocess.run([sys.executable, str(repo / "perf/gpu_guard/probe_run.py")], env=env,
+                            capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    run_id = seeded.stdout.split()[-1]
+    page.goto(f"{perfdash_server.base_url}/benchmark-runs/{run_id}")
+    flags = page.locator("#bench-run-flags")
+    expect(flags.locator('[data-flag="throttled/sw_power_cap"]')).to_have_text(
+        "throttled · sw_power_cap · gpu0"
+    )
+    expect(flags.locator('[data-flag="throttled/low_clock"]')).to_be_visible()
+    expect(flags.locator('[data-flag="unlocked/boost_clocks"]')).to_be_visible()
+    card = page.locator("#bench-run-gpu-state")
+    expect(card).to_contain_text("sw_power_cap in 99.6% of 1500 samples")
+    expect(card.locator(".gpu-summary")).to_contain_text("1,455")  # the probe's median SM clock
+    chart = card.locator(".gpu-state-chart .js-plotly-plot")
+    expect(chart.locator(".subplot")).to_have_count(3)
+    expect(chart.locator(".scatterlayer .trace")).to_have_count(4)  # 3 lines + slowdown dots
+    card.screenshot(path=artifacts / "bench_run_gpu_state.png")
     assert page_errors.messages == []

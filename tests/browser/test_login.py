@@ -25,7 +25,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
 REPO = Path(__file__).resolve().parents[2]
 TRACE = REPO / "tests" / "data" / "torch" / "h200_train_step.pt.trace.json.gz"
-FILE_INPUT = "#traces-upload input[type=file]"
+FILE_INPUT = "#traces-upload .upload-files-input"
+SEND = "#traces-upload .upload-send"
 PASSWORD = "a long test password"
 
 
@@ -59,7 +60,8 @@ def test_uploader_uploads_and_viewer_is_refused(
     assert cookies["perfdash_session"]["sameSite"] == "Lax"
     assert not cookies["_csrf_token"]["httpOnly"]
     page.set_input_files(FILE_INPUT, TRACE)
-    expect(page.locator("#traces-upload-status .notice-success")).to_contain_text(TRACE.name)
+    page.click(SEND)
+    expect(page.locator("#traces-upload .upload-result")).to_contain_text(TRACE.name)
     row = page.locator("#traces-table tr", has_text=TRACE.name)
     expect(row).to_have_count(1, timeout=15_000)
     page.screenshot(path=artifacts / "login_uploader.png", full_page=True)
@@ -74,7 +76,8 @@ def test_uploader_uploads_and_viewer_is_refused(
     page.set_input_files(
         FILE_INPUT, REPO / "tests" / "data" / "torch" / "h200_gpt_small.pt.trace.json.gz"
     )
-    refusal = page.locator("#traces-upload-status .notice-error")
+    page.click(SEND)
+    refusal = page.locator("#traces-upload .upload-file .upload-error")
     expect(refusal).to_contain_text("the uploader role is needed; user 'vic' is a viewer")
     page.screenshot(path=artifacts / "login_viewer_refused.png", full_page=True)
     assert page_errors.messages == []

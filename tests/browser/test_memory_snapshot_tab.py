@@ -90,7 +90,7 @@ def test_memory_snapshot_tab(
 def test_the_tab_shows_only_with_a_snapshot(module_server: Server, page: Page) -> None:
     base = module_server.base_url
     tid = _upload(module_server, TRACE)
-    page.goto(f"{base}/traces/{tid}?tab=memsnap")
+    page.goto(f"{base}/traces/{tid}")
     expect(page.locator("#trace-detail-tab-overview")).to_be_visible()
     expect(page.locator("#trace-detail-tab-memsnap")).to_have_count(0)
 

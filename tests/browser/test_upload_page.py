@@ -25,7 +25,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.integration]
 REPO = Path(__file__).resolve().parents[2]
 TRACE = REPO / "tests" / "data" / "torch" / "h200_train_step.pt.trace.json.gz"
 KERNEL_SUMS = TRACE.with_name("h200_train_step.kernel_sums.json")
-FILE_INPUT = "#traces-upload input[type=file]"
+FILE_INPUT = "#traces-upload .upload-files-input"
+SEND = "#traces-upload .upload-send"
 READY_TIMEOUT_MS = 60_000
 
 
@@ -43,7 +44,9 @@ def test_upload_trace_then_view_its_kernels(
     expect(page.locator("#traces-table")).to_contain_text("No traces yet")
 
     page.set_input_files(FILE_INPUT, TRACE)
-    status = page.locator("#traces-upload-status .notice-success")
+    expect(page.locator("#traces-upload .upload-name")).to_have_value(TRACE.name)
+    page.click(SEND)
+    status = page.locator("#traces-upload .upload-result")
     expect(status).to_contain_text(TRACE.name, timeout=30_000)
 
     ready_row = page.locator('#traces-table tr[data-status="ready"]')
@@ -86,10 +89,12 @@ def test_empty_upload_shows_the_api_error_and_adds_no_trace(
 
     empty = FilePayload(name="empty.json", mimeType="application/json", buffer=b"")
     page.set_input_files(FILE_INPUT, files=[empty])
+    page.click(SEND)
 
-    error = page.locator("#traces-upload-status .notice-error")
-    expect(error).to_contain_text("the uploaded file is empty", timeout=30_000)
-    expect(error).to_contain_text("empty.json")
+    row = page.locator('#traces-upload .upload-file[data-file="empty.json"]')
+    expect(row.locator(".upload-error")).to_contain_text(
+        "the uploaded file is empty", timeout=30_000
+    )
     # Let the table poll at least once more, so a stray row would have appeared.
     page.wait_for_timeout(2_000)
     expect(page.locator("#traces-table tr[data-trace-id]")).to_have_count(0)

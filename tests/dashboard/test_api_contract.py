@@ -25,6 +25,7 @@ import dashboard.api
 from backend.main import create_app
 from dashboard.api import (
     benchmarks,
+    compile_view,
     me,
     memory_ops,
     ncu,
@@ -82,6 +83,12 @@ RESPONSE_SCHEMAS: dict[type, str] = {
     ncu.NcuSectionMetric: "NcuSectionMetric",
     ncu.NcuSection: "NcuSection",
     ncu.NcuKernel: "NcuKernel",
+    ncu.NcuLevelTime: "NcuLevelTime",
+    ncu.NcuHierarchy: "NcuHierarchy",
+    compile_view.CompilePhase: "CompilePhase",
+    compile_view.CompileRun: "CompileRun",
+    compile_view.CompileRegion: "CompileRegion",
+    compile_view.Compile: "CompilePublic",
     ncu.NcuSections: "NcuSectionsPublic",
     memory_ops.MemoryDevice: "MemoryDevice",
     memory_ops.MemoryOpRow: "MemoryOpRow",
@@ -129,6 +136,7 @@ ROUTES: list[tuple[str, str, type]] = [
     ("get", "/api/v1/traces/{trace_id}/ranks", ranks.Ranks),
     ("get", "/api/v1/traces/{trace_id}/collectives", ranks.Collectives),
     ("get", "/api/v1/traces/{trace_id}/ncu", ncu.NcuSections),
+    ("get", "/api/v1/traces/{trace_id}/compile", compile_view.Compile),
     ("get", "/api/v1/traces/{trace_id}/memory/ops", memory_ops.MemoryOps),
     ("get", "/api/v1/traces/{trace_id}/memory/peak", memory_ops.MemoryPeak),
     ("get", "/api/v1/traces/{trace_id}/operators", operators.Operators),

@@ -51,14 +51,10 @@ def test_pages_say_when_the_api_is_unreachable(app: dash.Dash) -> None:
 def test_no_trace_file_goes_through_the_page_server(app: dash.Dash) -> None:
     """Issue 25: a file dropped on the traces page went to a server callback as base64
     inside JSON, held whole in the page server's memory; the browser now sends it to the
-    API's streaming upload route itself (assets/upload.js)."""
-    deps = app.server.test_client().get("/_dash-dependencies").get_json()
-    takes_file = [d for d in deps if {"id": "traces-upload", "property": "contents"} in d["inputs"]]
-    assert takes_file
-    # Dash re-registers a page's module-level clientside callback for each app a process
-    # builds, so the list may repeat it; no entry may be a server callback.
-    assert {str(d.get("clientside_function")) for d in takes_file} == {
-        str({"namespace": "perfdash_traces", "function_name": "upload"})
-    }
-    script = (ASSETS_DIR / "upload.js").read_text()
-    assert 'fetch("/api/v1/traces"' in script and "perfdash_traces" in script
+    API's streaming upload route itself (assets/upload/, an ES module)."""
+    client = app.server.test_client()
+    deps = client.get("/_dash-dependencies").get_json()
+    assert not [d for d in deps if any(i["id"] == "traces-upload" for i in d["inputs"])]
+    assert '<script src="/assets/upload/main.js" type="module">' in client.get("/").text
+    sender = (ASSETS_DIR / "upload" / "send.js").read_text()
+    assert 'xhr.open("POST", `${API}/traces`)' in sender and "X-CSRFToken" in sender

@@ -94,3 +94,23 @@ def test_charts_bars_and_empty_states() -> None:
     for figure in (sol_figure(_kernel(0, "k")), occupancy_figure(_kernel(0, "k")),
                    stalls_figure(_kernel(0, "k"))):  # fmt: skip
         assert not figure.data and figure.layout.annotations
+
+
+def test_memory_hierarchy_block_marks_the_bound_and_says_what_is_missing() -> None:
+    levels = [
+        {"level": "DRAM", "bytes": 1.7e7, "peak_bytes_per_s": 4.8e12, "time_ns": 3510.0,
+         "pct_of_duration": 13.9, "peak_metrics": ["dram__bytes.sum.peak_sustained", "c"]},
+        {"level": "L2", "bytes": 8.5e7, "peak_bytes_per_s": 1.02e13, "time_ns": 8320.0,
+         "pct_of_duration": 33.0, "peak_metrics": ["p", "c"]},
+    ]  # fmt: skip
+    hierarchy = {"l1_hit_pct": None, "l2_hit_pct": 73.71, "levels": levels, "bound_level": "L2"}
+    kernels = [_kernel(0, "gemm", hierarchy=hierarchy), _kernel(1, "add")]
+    sections = {"page": "raw", "note": "", "total": 2, "kernels": kernels}
+    card = ncu_panel(sections, [], "t", {"ncu": "0"}, "ncu")
+    assert "L2 hit rate 73.7%" in _text(_find(card, "ncu-hits"))
+    assert "L1/TEX hit rate —" in _text(_find(card, "ncu-hits"))
+    table = _text(_find(card, "ncu-hierarchy"))
+    assert "L2 ◀ bound" in table and "DRAM ◀" not in table and "33.0%" in table
+    other = ncu_panel(sections, [], "t", {"ncu": "1"}, "ncu")
+    assert "No hit rates or level bytes in this CSV." in _text(other)
+    assert _find(other, "ncu-hierarchy") is None

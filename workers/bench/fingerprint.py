@@ -1,9 +1,7 @@
-"""The environment a run measured in: GPUs, driver, CUDA/ROCm, torch, perfdash, clocks.
+"""The environment a run measured in: GPUs, driver, CUDA/ROCm, torch, perfdash.
 
-NVML (the `pynvml` module of nvidia-ml-py) is optional: when it imports, clocks and
-temperatures are read before and after the measured loop, and the run is flagged when
-the SM clock was below its maximum or the GPU was hot. Without it those fields are
-absent, never guessed.
+What the GPU did during the run (clocks, power, throttling, other processes) is sampled
+through the timed loops by `workers.bench.gpu_monitor`, not read here.
 
 `python -m workers.bench.fingerprint` prints the capabilities a GPU worker reports at
 start-up; the worker runs it as a subprocess so its own process never initialises CUDA.
@@ -11,7 +9,6 @@ start-up; the worker runs it as a subprocess so its own process never initialise
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata
 import json
 import platform
@@ -21,8 +18,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-HOT_C = 80
-CLOCK_FRACTION = 0.9
+from workers.bench.gpu_monitor import load_nvml
+
 _DRIVER_FILE = Path("/proc/driver/nvidia/version")
 
 
@@ -38,21 +35,9 @@ def perfdash_version() -> str:
     return "unknown"
 
 
-def _nvml() -> Any:
-    try:
-        pynvml = importlib.import_module("pynvml")  # nvidia-ml-py; optional, ships no stubs
-    except ImportError:
-        return None
-    try:
-        pynvml.nvmlInit()
-    except Exception:  # pynvml raises its own NVMLError family; no NVML means no clocks
-        return None
-    return pynvml
-
-
 def driver_version() -> str | None:
     """The NVIDIA driver version from NVML, else from /proc, else None."""
-    nvml = _nvml()
+    nvml = load_nvml()
     if nvml is not None:
         version = nvml.nvmlSystemGetDriverVersion()
         return version.decode() if isinstance(version, bytes) else str(version)
@@ -60,50 +45,6 @@ def driver_version() -> str | None:
         words = _DRIVER_FILE.read_text().split()
         return next((w for w in words if w[:1].isdigit() and "." in w), None)
     return None
-
-
-def read_clocks() -> list[dict[str, Any]] | None:
-    """Per-GPU SM/memory clocks (MHz), their maxima and the temperature (°C), via NVML."""
-    nvml = _nvml()
-    if nvml is None:
-        return None
-    rows = []
-    for index in range(nvml.nvmlDeviceGetCount()):
-        handle = nvml.nvmlDeviceGetHandleByIndex(index)
-        rows.append(
-            {
-                "index": index,
-                "sm_mhz": nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM),
-                "sm_max_mhz": nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM),
-                "mem_mhz": nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_MEM),
-                "mem_max_mhz": nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_MEM),
-                "temperature_c": nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU),
-            }
-        )
-    return rows
-
-
-def clock_warnings(after: list[dict[str, Any]] | None, used: list[int]) -> list[str]:
-    """Why the numbers may be low: clocks below max at the end of the loop, or a hot GPU.
-
-    Only the GPUs the run used count; an idle neighbour sits at its idle clock.
-
-    >>> row = {"index": 0, "sm_mhz": 1000, "sm_max_mhz": 1980, "temperature_c": 85}
-    >>> clock_warnings([row], [0])
-    ['gpu0: SM clock 1000 MHz < 90% of max 1980 MHz', 'gpu0: 85 °C >= 80 °C']
-    >>> clock_warnings([row], [1]), clock_warnings(None, [0])
-    ([], [])
-    """
-    warnings = []
-    for row in (r for r in after or [] if r["index"] in used):
-        if row["sm_mhz"] < CLOCK_FRACTION * row["sm_max_mhz"]:
-            warnings.append(
-                f"gpu{row['index']}: SM clock {row['sm_mhz']} MHz < 90% of max "
-                f"{row['sm_max_mhz']} MHz"
-            )
-        if row["temperature_c"] >= HOT_C:
-            warnings.append(f"gpu{row['index']}: {row['temperature_c']} °C >= {HOT_C} °C")
-    return warnings
 
 
 def capabilities() -> dict[str, Any]:
@@ -137,7 +78,7 @@ def capabilities() -> dict[str, Any]:
 
 
 def environment(*, spec_hash: str, device: str) -> dict[str, Any]:
-    """The fingerprint stored with a run (clocks are added by the runner)."""
+    """The fingerprint stored with a run (the GPU guard adds `gpu_state` and `flags`)."""
     caps = capabilities()
     gpus = caps.pop("gpus")
     runner = caps.pop("hostname")

@@ -12,10 +12,12 @@ each (synchronous) iteration.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import shutil
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,29 +126,35 @@ def measure(
     iters: int,
     min_warmup_s: float = 0.0,
     flush: Callable[[], None] | None = None,
+    window: AbstractContextManager[None] | None = None,
 ) -> Timing:
     """Warm up (see `warm_up`), synchronise, then time `iters` iterations.
 
-    `flush`, when given, runs before each timed iteration, outside its events.
+    `flush`, when given, runs before each timed iteration, outside its events. `window`
+    (the GPU guard's sampler) is entered right before the timed loop and left after the
+    final synchronise, so it spans exactly the GPU work that was timed.
     """
     warm_up(step, device=device, warmup=warmup, min_s=min_warmup_s)
+    timed = window or contextlib.nullcontext()
     if device.type != "cuda":
         samples = []
-        for _ in range(iters):
-            start = time.perf_counter()
-            step()
-            samples.append((time.perf_counter() - start) * 1e3)
+        with timed:
+            for _ in range(iters):
+                start = time.perf_counter()
+                step()
+                samples.append((time.perf_counter() - start) * 1e3)
         return Timing(samples, "perf_counter")
     # torch ships Event without annotations.
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]  # type: ignore[no-untyped-call]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]  # type: ignore[no-untyped-call]
-    for start_event, end_event in zip(starts, ends, strict=True):
-        if flush is not None:
-            flush()
-        start_event.record()
-        step()
-        end_event.record()
-    synchronize(device)
+    with timed:
+        for start_event, end_event in zip(starts, ends, strict=True):
+            if flush is not None:
+                flush()
+            start_event.record()
+            step()
+            end_event.record()
+        synchronize(device)
     return Timing([s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)], "cuda_events")
 
 

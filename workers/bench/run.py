@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import torch
 from workers.bench import fingerprint
 from workers.bench.determinism import combine_digests, seed_everything, tensor_digest
 from workers.bench.external import load_callable, run_command, split_callable_result
+from workers.bench.guard import Guard
 from workers.bench.harness import (
     L2_FLUSH_BYTES,
     MIN_WARMUP_S,
@@ -29,6 +31,7 @@ from workers.bench.harness import (
     read_memory,
     reset_memory,
     resolve_device,
+    synchronize,
 )
 from workers.bench.points import memory_points, rate_points, samples_point, value_point
 from workers.bench.spec import RunRequest
@@ -36,9 +39,26 @@ from workers.bench.sweep import expand_sweep, point_label
 from workers.bench.workloads import ALLREDUCE, BUILTINS
 from workers.bench.workloads.allreduce import default_world_size, measure_allreduce
 
+STATEFUL_SETTLE = "stateful workload: extra steps would change the determinism hash"
+
+
+def _chunk(step: Callable[[], object], device: torch.device) -> Callable[[], None]:
+    """A few steps and a synchronise: one unit of `settle`'s warm-up."""
+
+    def chunk() -> None:
+        for _ in range(8):
+            step()
+        synchronize(device)
+
+    return chunk
+
 
 def run_builtin(
-    req: RunRequest, params: dict[str, Any], device: torch.device, trace_dir: Path | None
+    req: RunRequest,
+    params: dict[str, Any],
+    device: torch.device,
+    trace_dir: Path | None,
+    guard: Guard,
 ) -> dict[str, Any]:
     """Measure every phase of a built-in workload at one sweep point."""
     if req.workload not in BUILTINS:
@@ -46,6 +66,11 @@ def run_builtin(
     flush = L2Flusher(device) if device.type == "cuda" else None
     reset_memory(device)
     work = BUILTINS[req.workload](params, device)
+    first = work.phases[0]
+    if first.stateful:
+        guard.settle_once(None, STATEFUL_SETTLE)
+    else:
+        guard.settle_once(_chunk(first.step, device))
     metrics: list[dict[str, Any]] = []
     counts: dict[str, float] = {}
     for phase in work.phases:
@@ -56,6 +81,7 @@ def run_builtin(
             iters=req.iters,
             min_warmup_s=0.0 if phase.stateful else MIN_WARMUP_S,
             flush=None if phase.stateful else flush,
+            window=guard.window(phase.time_metric),
         )
         metrics.append(samples_point(phase.time_metric, "ms", timing.samples_ms))
         metrics += rate_points(
@@ -87,16 +113,24 @@ def run_builtin(
     }
 
 
-def run_allreduce(req: RunRequest, params: dict[str, Any], device: torch.device) -> dict[str, Any]:
-    """All-reduce of `size_bytes` across `world_size` ranks (default: all local GPUs)."""
+def run_allreduce(
+    req: RunRequest, params: dict[str, Any], device: torch.device, guard: Guard
+) -> dict[str, Any]:
+    """All-reduce of `size_bytes` across `world_size` ranks (default: all local GPUs).
+
+    The ranks are child processes, so the guard samples around the whole spawn (warm-up
+    and rank start-up included).
+    """
     world = int(params.get("world_size") or default_world_size(device.type))
-    (row,) = measure_allreduce(
-        [int(params.get("size_bytes", 1 << 26))],
-        warmup=req.warmup,
-        iters=req.iters,
-        world_size=world,
-        device_type=device.type,
-    )
+    guard.settle_once(None, "all-reduce runs in spawned ranks")
+    with guard.window("time_ms"):
+        (row,) = measure_allreduce(
+            [int(params.get("size_bytes", 1 << 26))],
+            warmup=req.warmup,
+            iters=req.iters,
+            world_size=world,
+            device_type=device.type,
+        )
     metrics = [
         samples_point("time_ms", "ms", row["samples_ms"]),
         value_point("algbw_gbps", "GB/s", row["algbw_gbps"], "higher_is_better"),
@@ -114,10 +148,15 @@ def run_allreduce(req: RunRequest, params: dict[str, Any], device: torch.device)
     }
 
 
-def run_callable(req: RunRequest, params: dict[str, Any], device: torch.device) -> dict[str, Any]:
-    """Call the user's `module:function(params, seed, device)`."""
+def run_callable(
+    req: RunRequest, params: dict[str, Any], device: torch.device, guard: Guard
+) -> dict[str, Any]:
+    """Call the user's `module:function(params, seed, device)`; the guard samples the call."""
     fn = load_callable(req.workload)
-    points, outputs = split_callable_result(fn(params, req.seed, str(device)), req.workload)
+    guard.settle_once(None, "a callable times itself")
+    with guard.window("call"):
+        returned = fn(params, req.seed, str(device))
+    points, outputs = split_callable_result(returned, req.workload)
     digest = tensor_digest(outputs) if outputs else None
     return {
         "metrics": points,
@@ -129,7 +168,10 @@ def run_callable(req: RunRequest, params: dict[str, Any], device: torch.device) 
     }
 
 
-def _gpus_used(req: RunRequest, device: torch.device) -> list[int]:
+def _gpus_used(req: RunRequest, device: torch.device) -> list[int] | None:
+    """CUDA indices the run uses; None (every visible GPU) for a command, which picks its own."""
+    if req.kind == "command":
+        return None
     if device.type != "cuda":
         return []
     if req.kind == "builtin" and req.workload == ALLREDUCE:
@@ -138,43 +180,52 @@ def _gpus_used(req: RunRequest, device: torch.device) -> list[int]:
 
 
 def _point(
-    req: RunRequest, params: dict[str, Any], device: torch.device, out_dir: Path, first: bool
+    req: RunRequest,
+    params: dict[str, Any],
+    device: torch.device,
+    out_dir: Path,
+    first: bool,
+    guard: Guard,
 ) -> dict[str, Any]:
     seed_everything(req.seed, req.deterministic)
     if req.kind == "command":
-        doc = run_command(
-            req.command,
-            params,
-            seed=req.seed,
-            timeout_s=req.timeout_s,
-            output_file=req.output_file,
-            workdir=out_dir,
-        )
+        guard.settle_once(None, "a command times itself")
+        with guard.window("command"):
+            doc = run_command(
+                req.command,
+                params,
+                seed=req.seed,
+                timeout_s=req.timeout_s,
+                output_file=req.output_file,
+                workdir=out_dir,
+            )
         return {"document": doc, "hash": None}
     if req.kind == "callable":
-        return run_callable(req, params, device)
+        return run_callable(req, params, device, guard)
     if req.workload == ALLREDUCE:
-        return run_allreduce(req, params, device)
-    return run_builtin(req, params, device, out_dir if req.profile and first else None)
+        return run_allreduce(req, params, device, guard)
+    return run_builtin(req, params, device, out_dir if req.profile and first else None, guard)
 
 
 def execute(req: RunRequest, out_dir: Path) -> dict[str, Any]:
     """Run every sweep point; never raises for a workload failure (it becomes `reason`)."""
     result: dict[str, Any] = {"status": "failed", "reason": "error", "error": None, "points": []}
+    guard: Guard | None = None
     try:
         device = resolve_device(req.device)
         result["environment"] = fingerprint.environment(spec_hash=req.spec_hash, device=str(device))
-        result["clocks_before"] = fingerprint.read_clocks()
+        guard = Guard(
+            _gpus_used(req, device),
+            expect_gpu=device.type == "cuda",
+            settle_options=req.settle,
+            min_clock_fraction=req.min_clock_fraction,
+        )
         swept = list(req.sweep)
         for i, params in enumerate(expand_sweep(req.params, req.sweep)):
-            point = _point(req, params, device, out_dir, first=i == 0)
+            point = _point(req, params, device, out_dir, i == 0, guard)
             result["points"].append(
                 {"params": params, "label": point_label(params, swept), **point}
             )
-        result["clocks_after"] = fingerprint.read_clocks()
-        result["warnings"] = fingerprint.clock_warnings(
-            result["clocks_after"], _gpus_used(req, device)
-        )
         hashes = [p["hash"] for p in result["points"] if p.get("hash")]
         result["determinism_hash"] = combine_digests(hashes) if hashes else None
         result.update(status="succeeded", reason=None)
@@ -183,6 +234,9 @@ def execute(req: RunRequest, out_dir: Path) -> dict[str, Any]:
     except Exception as e:  # the run fails with a message; the process still reports it
         result["error"] = f"{type(e).__name__}: {e}"[:4000]
         result["traceback"] = traceback.format_exc()[-8000:]
+    if guard is not None:  # result.json of a failed run still says what the GPU did
+        state, result["warnings"] = guard.environment()
+        result["environment"].update(state)
     return result
 
 

@@ -35,6 +35,9 @@ class RunRequest:
     deterministic: Determinism = "warn"
     spec_hash: str = ""
     timeout_s: int = 1800
+    # The GPU guard (issue #22): `settle` options (None: off) and the `low_clock` threshold.
+    settle: dict[str, Any] | None = None
+    min_clock_fraction: float = 0.9
 
     @classmethod
     def read(cls, path: Path) -> RunRequest:

@@ -59,6 +59,8 @@ def _request(run: BenchmarkRun, spec: BenchmarkSpec) -> RunRequest:
         deterministic=cast(Determinism, spec.deterministic),
         spec_hash=spec.spec_hash,
         timeout_s=spec.timeout_s,
+        settle=spec.settle,
+        min_clock_fraction=get_settings().bench_min_clock_fraction,
     )
 
 

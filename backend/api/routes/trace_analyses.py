@@ -1,5 +1,6 @@
 """Analyses: `/traces/{id}/roofline`, `/ncu`, `/memory` (and `/memory/ops`, `/memory/peak`),
-`/findings`, `/operators`, `/steps/breakdown`, `/ranks`, `/collectives`, and `/compare?a=&b=`.
+`/findings`, `/operators`, `/compile`, `/steps/breakdown`, `/ranks`, `/collectives`, and
+`/compare?a=&b=`.
 
 Computed on request from stored rows (`backend.services.analysis`), unlike the summary and
 kernel stats that ingest aggregated once (`trace_aggregates`). Everything the trace and
@@ -13,6 +14,7 @@ from fastapi.responses import PlainTextResponse
 
 from backend.api.deps import MAX_OFFSET, SessionDep
 from backend.models.analyses import ComparePublic, FindingsPublic, MemoryPublic, RooflinePublic
+from backend.models.compile import CompilePublic
 from backend.models.memory_ops import MemoryOpsPublic, MemoryOpsSort, MemoryPeakPublic
 from backend.models.ncu_sections import NcuSectionsPublic
 from backend.models.operators import OperatorSort, OperatorsPublic, OperatorStacksPublic
@@ -183,3 +185,14 @@ def get_operator_stacks(
     """CPU time by Python call stack (with_stack) and by nn.Module (with_modules), as trees;
     each empty with a reason when the trace lacks it."""
     return analysis.compute_stacks(session=session, trace_id=trace_id, max_nodes=max_nodes)
+
+
+@router.get("/traces/{trace_id}/compile")
+def get_compile(
+    trace_id: str,
+    session: SessionDep,
+    top: Annotated[int, Query(ge=1, le=1000, description="Phases listed, by time.")] = 10,
+) -> CompilePublic:
+    """torch.compile: top phases by time (inclusive and self), frame compiles, recompiles,
+    inferred graph breaks, and compile time (union of top-level phases) against the span."""
+    return analysis.compute_compile(session=session, trace_id=trace_id, top=top)

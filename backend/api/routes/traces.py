@@ -43,6 +43,14 @@ def upload_trace(
     ],
     name: Annotated[str | None, Form(max_length=512)] = None,
     project: Annotated[str, Form(max_length=128)] = "default",
+    ranks: Annotated[
+        bool,
+        Form(
+            description="The files are the ranks of one torch.profiler job: refuse the "
+            "upload (422, naming the file) if one is not a torch.profiler trace, or two "
+            "claim the same rank or different world sizes."
+        ),
+    ] = False,
 ) -> TraceAccepted:
     """Store a trace and queue it for parsing; the same bytes again return the same trace."""
     declared = int(request.headers.get("content-length") or 0)
@@ -50,6 +58,8 @@ def upload_trace(
         raise TooLargeError(f"upload is larger than the {settings.max_upload_bytes}-byte limit")
     filenames = [f.filename or "" for f in file]
     service.check_upload_fields(name=name or "", project=project, filenames=filenames)
+    if ranks:
+        service.check_rank_files([(f.filename or "trace", f.file) for f in file])
     stream = _one_stream(file, settings)
     try:
         trace, duplicate = service.accept_upload(

@@ -4,13 +4,14 @@ Public surface: `compute_roofline`, `compute_memory`, `compute_findings`, `compu
 `compute_ranges`, `compute_range_durations`, `compute_graphs`, `compute_step_breakdown`,
 `compute_ranks`, `compute_collectives`, `compute_ncu_sections`, `compute_memory_ops`,
 `compute_memory_peak`, `compute_operators`,
-`compute_stacks`, `read_snapshot_summary`, `read_snapshot_segments`,
+`compute_stacks`, `compute_compile`, `read_snapshot_summary`, `read_snapshot_segments`,
 `read_snapshot_fragmentation`, `read_snapshot_timeline`, `read_snapshot_stacks`,
 `read_snapshot_phases`.
 """
 
 from backend.services.analysis.collectives import compute_collectives
 from backend.services.analysis.compare import compute_compare
+from backend.services.analysis.compile_phases import compute_compile
 from backend.services.analysis.findings import compute_findings
 from backend.services.analysis.graphs import compute_graphs
 from backend.services.analysis.memory import compute_memory
@@ -34,6 +35,7 @@ from backend.services.analysis.step_breakdown import compute_step_breakdown
 __all__ = [
     "compute_collectives",
     "compute_compare",
+    "compute_compile",
     "compute_findings",
     "compute_graphs",
     "compute_memory",

@@ -18,6 +18,7 @@ of ncu's details page. Every number names its metric:
   the L1/TEX -> L2 link of ncu's memory chart ``lts__t_sectors_srcunit_tex_op_{read,write}.sum``;
   L1 global loads/stores ``l1tex__t_{bytes,sectors}_pipe_lsu_mem_global_op_{ld,st}.sum``
   and ``l1tex__t_bytes.sum``. A level is listed when any of its metrics is there.
+- Memory hierarchy: hit rates, bytes per level and the bounding level (`ncu_memory`).
 - Warp stalls, the first family present: ``smsp__average_warps_issue_stalled_<r>_
   per_issue_active.ratio`` (the Warp State chart), ``smsp__average_warp_latency_issue_
   stalled_<r>.ratio``, ``smsp__warp_issue_stalled_<r>_per_warp_active.pct``,
@@ -42,6 +43,7 @@ from backend.models.ncu_sections import (
     NcuSectionsPublic,
     NcuValue,
 )
+from backend.services.analysis.ncu_memory import memory_hierarchy
 from backend.services.analysis.stored import json_int, read_events
 from backend.services.errors import InvalidInputError, NotFoundError
 from backend.services.traces import get_trace
@@ -183,7 +185,8 @@ def _kernel(name: str, dur: int, device: int | None, args: dict[str, Any]) -> Nc
         ncu_id=args.get("ncu id"), name=name, device=device, duration_ns=dur,
         invocations=inv if isinstance(inv, int) else None,
         grid=args.get("grid"), block=args.get("block"), speed_of_light=_values(m, SOL),
-        occupancy=_occupancy(m), memory=_memory(m), stalls=stalls, stall_unit=unit,
+        occupancy=_occupancy(m), memory=_memory(m),
+        hierarchy=memory_hierarchy(args, float(dur)), stalls=stalls, stall_unit=unit,
         rules=[r for s in sections for r in s.rules], sections=sections,
     )  # fmt: skip
 

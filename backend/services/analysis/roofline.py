@@ -19,7 +19,9 @@ from sqlmodel import Session
 
 from backend.models import Trace
 from backend.models.analyses import Roof, RooflineDevice, RooflinePoint, RooflinePublic
+from backend.models.ncu_sections import NcuHierarchy
 from backend.services.analysis.gpu_specs import lookup_spec
+from backend.services.analysis.ncu_memory import memory_hierarchy
 from backend.services.analysis.op_flops import ESTIMATED_OPS, estimate_op
 from backend.services.analysis.stored import json_int, read_events
 from backend.services.traces import get_trace
@@ -42,10 +44,33 @@ PointKey = tuple[str, str | None, int | None, str]
 class _Acc:
     """Running sums of one point."""
 
-    __slots__ = ("bytes", "count", "flops", "time_ns")
+    __slots__ = ("bytes", "count", "flops", "hits", "level_ns", "time_ns")
 
     def __init__(self) -> None:
         self.count, self.time_ns, self.flops, self.bytes = 0, 0, 0.0, 0.0
+        self.hits: dict[str, list[float]] = {}  # L1/L2: [hit % x time, time]
+        self.level_ns: dict[str, float] = {}  # memory level: time at its peak bandwidth
+
+    def add_hierarchy(self, h: NcuHierarchy | None, time_ns: int, launches: int) -> None:
+        """One launch's hit rates (time-weighted into the point's) and level times."""
+        if h is None:
+            return
+        for level, pct in (("L1", h.l1_hit_pct), ("L2", h.l2_hit_pct)):
+            if pct is not None:
+                acc = self.hits.setdefault(level, [0.0, 0.0])
+                acc[0] += pct * time_ns * launches
+                acc[1] += time_ns * launches
+        for lv in h.levels:
+            if lv.time_ns is not None:
+                self.level_ns[lv.level] = self.level_ns.get(lv.level, 0.0) + lv.time_ns * launches
+
+    def hit_pct(self, level: str) -> float | None:
+        acc = self.hits.get(level)
+        return acc[0] / acc[1] if acc and acc[1] else None
+
+    def bound_level(self) -> str | None:
+        ns = self.level_ns
+        return max(ns, key=ns.__getitem__) if len(ns) > 1 else None
 
     def add(self, time_ns: int, flops: float, nbytes: float, launches: int = 1) -> None:
         """One event that stands for `launches` launches of these numbers each."""
@@ -121,6 +146,7 @@ def _measured(trace: Trace) -> dict[PointKey, _Acc]:
         precision = max(by_kind, key=by_kind.__getitem__).removeprefix("flops_")
         point = points[(name, None, device, precision)]
         point.add(dur, flops, float(args["dram_bytes"]), _launches(args))
+        point.add_hierarchy(memory_hierarchy(args, float(dur)), dur, _launches(args))
     return points
 
 
@@ -190,6 +216,8 @@ def _points(
             time_ns=a.time_ns, time_share=a.time_ns / total_ns if total_ns else 0.0,
             flops=a.flops, bytes=a.bytes, intensity=intensity, flops_per_s=rate,
             bound=_bound(precision, intensity, device, roofs), estimated=estimated,
+            l1_hit_pct=a.hit_pct("L1"), l2_hit_pct=a.hit_pct("L2"),
+            memory_bound_level=a.bound_level(),
         ))  # fmt: skip
     out.sort(key=lambda p: -p.time_ns)
     return out

@@ -5,7 +5,7 @@ so SLAs (the determinism SLA included) and regression detection apply unchanged.
 profiler trace is stored by `traces.accept_upload`, the path of an upload, and linked.
 
 Public surface: `claim_run`, `requeue_run`, `fail_run`, `finish_run`, `metric_document`,
-`FailureReason`.
+`FailureReason`, `pushed_environment`.
 """
 
 from enum import StrEnum
@@ -79,6 +79,16 @@ def _benchmark_name(spec: BenchmarkSpec, label: str) -> str:
     return f"{spec.name}[{label}]" if label else spec.name
 
 
+def pushed_environment(environment: dict[str, Any]) -> dict[str, Any]:
+    """The run's environment for its metric runs: the GPU state's summaries and the flags,
+    without the per-sample series (those stay on the benchmark run, for its page)."""
+    state = environment.get("gpu_state")
+    if not isinstance(state, dict):
+        return environment
+    gpus = [{k: v for k, v in g.items() if k != "series"} for g in state.get("gpus", [])]
+    return {**environment, "gpu_state": {**state, "gpus": gpus}}
+
+
 def metric_document(
     spec: BenchmarkSpec, run: BenchmarkRun, result: dict[str, Any], trace_id: str | None
 ) -> dict[str, Any]:
@@ -96,7 +106,7 @@ def metric_document(
         "branch": spec.branch,
         "run_id": f"bench-{run.id}",
         "timestamp": (run.started_at or utc_now()).isoformat(),
-        "environment": result.get("environment") or {},
+        "environment": pushed_environment(result.get("environment") or {}),
         "points": points,
     }
     if trace_id:
@@ -116,6 +126,8 @@ def _push(
     if spec.kind != WorkloadKind.COMMAND:
         return push_metrics(session, metric_document(spec, run, result, trace), fmt="native").runs
     ids: list[int] = []
+    env = pushed_environment(result.get("environment") or {})
+    guard: dict[str, Any] = {k: env[k] for k in ("gpu_state", "flags", "settle") if k in env}
     for point in result["points"]:
         defaults = {
             "project": spec.project,
@@ -125,7 +137,8 @@ def _push(
             # Per point: a command may name its benchmarks the same at every sweep point.
             "run_id": f"bench-{run.id}" + (f"[{point['label']}]" if point["label"] else ""),
         }
-        ids += push_metrics(session, point["document"], defaults=defaults).runs
+        pushed = push_metrics(session, point["document"], defaults=defaults, environment=guard)
+        ids += pushed.runs
     return ids
 
 
@@ -167,11 +180,7 @@ def finish_run(
     if spec.kind == WorkloadKind.COMMAND:
         points = _stored_points(session, metric_runs)
     run.status, run.reason, run.error = RunStatus.SUCCEEDED, None, None
-    run.environment = {
-        **(result.get("environment") or {}),
-        "clocks_before": result.get("clocks_before"),
-        "clocks_after": result.get("clocks_after"),
-    }
+    run.environment = result.get("environment") or {}
     run.warnings = result.get("warnings") or []
     run.determinism_hash = result.get("determinism_hash")
     run.results = [{k: v for k, v in p.items() if k != "document"} for p in points]

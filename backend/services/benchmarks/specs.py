@@ -44,8 +44,15 @@ _GRACE_S = 60  # hard limit = soft limit + this, so the runner can report a soft
 
 
 def spec_hash(data: BenchmarkSpecCreate | BenchmarkSpec) -> str:
-    """sha256 over the measured fields, in canonical JSON."""
+    """sha256 over the measured fields, in canonical JSON.
+
+    `settle` counts when set: a settled run times a warm, steady GPU, an unsettled one
+    whatever state the last job left, and the two must not share a baseline. Left out
+    when unset, so the hashes of specs stored before it existed do not change.
+    """
     fields = {k: getattr(data, k) for k in _MEASURED}
+    if data.settle is not None:
+        fields["settle"] = data.settle
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()
 
 

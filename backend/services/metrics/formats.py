@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from backend.services.metrics.compile_times import compile_time_points
 from backend.services.metrics.problems import MetricDocumentError, Problem, ProblemCollector
 from backend.services.series import TimeWindow, parse_timestamp
 
@@ -236,6 +237,13 @@ def _action_parser(direction: str) -> Callable[[Any, ParsedPush, ProblemCollecto
     return parse
 
 
+def _parse_compile_times(doc: Any, push: ParsedPush, errors: ProblemCollector) -> None:
+    """torch.compile's `compile_times(repr="csv")` table (`compile_times`); ?benchmark= names
+    the model."""
+    for metric, unit, value, samples in compile_time_points(doc, errors):
+        push.points.append(ParsedPoint("", metric, unit, value=value, samples=samples))
+
+
 FORMATS: dict[str, Callable[[Any, ParsedPush, ProblemCollector], None]] = {
     "native": _parse_native,
     "pytest-benchmark": _parse_pytest_benchmark,
@@ -243,6 +251,7 @@ FORMATS: dict[str, Callable[[Any, ParsedPush, ProblemCollector], None]] = {
     "github-action-benchmark": _action_parser("lower_is_better"),
     "customSmallerIsBetter": _action_parser("lower_is_better"),
     "customBiggerIsBetter": _action_parser("higher_is_better"),
+    "torch-compile-times": _parse_compile_times,
 }
 
 

@@ -138,6 +138,7 @@ def push_metrics(
     *,
     fmt: str | None = None,
     defaults: dict[str, str] | None = None,
+    environment: dict[str, Any] | None = None,
 ) -> PushResult:
     """Store a metrics document and evaluate the SLAs it touches (commits the session).
 
@@ -148,6 +149,8 @@ def push_metrics(
         fmt: the format name, or None to detect it.
         defaults: values for run fields the format lacks (project, commit, branch, run_id,
             url, benchmark).
+        environment: keys laid over the document's own environment (a benchmark run's
+            GPU state and flags over what a command's output says).
 
     Returns:
         The stored/duplicate counts and the SLA verdicts.
@@ -156,6 +159,8 @@ def push_metrics(
         MetricDocumentError: the document is invalid; nothing was stored.
     """
     push = parse_document(doc, fmt=fmt, defaults=defaults)
+    if environment:
+        push.environment = {**push.environment, **environment}
     for attempt in (1, 2):
         try:
             result = _store(session, push)

@@ -14,6 +14,8 @@ from backend.services.traces.lifecycle import (
     get_trace,
     list_traces,
 )
+from backend.services.traces.projects import list_projects
+from backend.services.traces.rank_files import check_rank_files
 from backend.services.traces.states import (
     claim_trace,
     fail_abandoned,
@@ -28,6 +30,7 @@ __all__ = [
     "accept_upload",
     "blob_path",
     "bundle_uploads",
+    "check_rank_files",
     "check_upload_fields",
     "claim_trace",
     "default_name",
@@ -36,6 +39,7 @@ __all__ = [
     "fail_abandoned",
     "get_trace",
     "list_kernel_stats",
+    "list_projects",
     "list_traces",
     "mark_failed",
     "mark_ready",
