@@ -152,3 +152,21 @@ def test_without_annotations_the_phases_come_from_the_profiler_trace(
     step = by_name["train_step_1"]
     assert abs(step["start_us"] - own[("train_step_1", "START")]) < 100
     assert step["peak_allocated"] == EXPECTED["max_memory_allocated"]
+
+
+def test_a_ranks_upload_takes_one_snapshot_and_refuses_two(
+    client: TestClient, engine: Engine, settings: Settings
+) -> None:
+    """The browser sends a trace and its snapshot as one `ranks=true` request; the rank
+    check lets one snapshot through and names a second."""
+    files = [
+        ("file", (TRACE.name, TRACE.read_bytes())),
+        ("file", (PICKLE.name, PICKLE.read_bytes())),
+    ]
+    response = client.post("/api/v1/traces", files=files, data={"ranks": "true"})
+    assert response.status_code == 202, response.text
+    assert ingest_trace(engine=engine, settings=settings, trace_id=response.json()["id"]) == "ready"
+    two = [*files, ("file", ("again.pickle", PICKLE.read_bytes()))]
+    refused = client.post("/api/v1/traces", files=two, data={"ranks": "true"})
+    assert refused.status_code == 422
+    assert "2 memory snapshots" in refused.text and "again.pickle" in refused.text

@@ -28,6 +28,8 @@ EXPECTED = json.loads((DATA / "h200_memsnap.expected.json").read_text())
 TIMEOUT_MS = 30_000
 expect.set_options(timeout=TIMEOUT_MS)
 CHARTS = ("timeline", "segments", "fragmentation", "phases")
+AREA = "#traces-upload"
+FILES = f"{AREA} .upload-files-input"
 
 
 def _upload(server: Server, *paths: Path) -> str:
@@ -98,14 +100,16 @@ def test_the_tab_shows_only_with_a_snapshot(module_server: Server, page: Page) -
 def test_a_snapshot_uploaded_in_the_browser(
     module_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
 ) -> None:
+    """Alone, a snapshot is a trace; dropped with its profiler trace, the widget sends both
+    in one request and the snapshot shows on that trace."""
     base = module_server.base_url
     page.goto(base + "/")
-    page.set_input_files("#traces-upload input[type=file]", PICKLE)
-    expect(page.locator("#traces-upload-status .notice-success")).to_contain_text(PICKLE.name)
-    row = page.locator('#traces-table tr[data-status="ready"]', has_text=PICKLE.name)
-    expect(row).to_have_count(1, timeout=60_000)
-    expect(row).to_contain_text("torch_memory_snapshot")
-    tid = row.get_attribute("data-trace-id")
+    page.set_input_files(FILES, PICKLE)
+    page.click(f"{AREA} .upload-send")
+    result = page.locator(f"{AREA} .upload-result")
+    expect(result).to_have_attribute("data-status", "ready", timeout=60_000)
+    expect(result).to_contain_text("torch_memory_snapshot")
+    tid = str(result.get_attribute("data-trace-id"))
     page.goto(f"{base}/traces/{tid}?tab=memsnap")
     expect(page.locator("#trace-memsnap-kpis")).to_contain_text(
         format_bytes(EXPECTED["max_memory_allocated"])
@@ -116,8 +120,25 @@ def test_a_snapshot_uploaded_in_the_browser(
     page.screenshot(path=artifacts / "memsnap_alone.png", full_page=True)
     page.goto(f"{base}/traces/{tid}?tab=memory")  # the profiler-style Memory tab reads it too
     expect(page.locator("#trace-memory-chart .scatterlayer .js-line").first).to_be_attached()
-    page.screenshot(path=artifacts / "memsnap_memory_tab.png", full_page=True)
     page.goto(f"{base}/traces/{tid}")  # no kernels: the overview says so, and does not break
     expect(page.locator("#trace-detail-tab-memsnap")).to_be_visible()
     page.screenshot(path=artifacts / "memsnap_overview.png", full_page=True)
+
+    page.goto(base + "/")
+    page.set_input_files(FILES, [TRACE, PICKLE])
+    expect(page.locator(f"{AREA} input[value=ranks]")).to_be_checked()
+    send = page.locator(f"{AREA} .upload-send")
+    expect(send).to_have_text("Upload as one trace with its memory snapshot")
+    expect(page.locator(f"{AREA} .upload-name")).to_have_value(TRACE.name)
+    page.screenshot(path=artifacts / "memsnap_upload_pair.png", full_page=True)
+    send.click()
+    expect(result).to_have_attribute("data-status", "ready", timeout=60_000)
+    pair = str(result.get_attribute("data-trace-id"))
+    trace = httpx.get(f"{base}/api/v1/traces/{pair}", timeout=10).json()
+    assert trace["format"] == "torch_profiler"
+    assert trace["meta"]["memory_snapshot"] == {"file": PICKLE.name}
+    page.goto(f"{base}/traces/{pair}?tab=memsnap")
+    expect(page.locator("#trace-memsnap-kpis")).to_contain_text(
+        format_bytes(EXPECTED["max_memory_allocated"])
+    )
     assert page_errors.messages == []
