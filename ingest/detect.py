@@ -8,6 +8,7 @@ from ingest._io import read_head
 from ingest.errors import UnsupportedFormatError
 from ingest.events import TraceFormat
 from ingest.parsers.rocprof.sniff import sniff_format as sniff_rocprof
+from ingest.parsers.torch_memsnap import is_memory_snapshot
 from ingest.tools import is_ncu_report, is_nsys_report
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -35,6 +36,13 @@ def detect_trace_format(path: Path, source: str = "") -> TraceFormat:
     stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not stripped:
         raise UnsupportedFormatError(f"{name}: the file is empty")
+    if is_memory_snapshot(head):
+        return TraceFormat.TORCH_MEMORY_SNAPSHOT
+    if head.startswith(b"\x80") and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        raise UnsupportedFormatError(
+            f"{name}: a Python pickle, but not a torch.cuda.memory snapshot (no 'segments' "
+            "or 'device_traces' key near the start); perfdash unpickles only memory snapshots"
+        )
     if (rocprof := sniff_rocprof(path, head)) is not None:
         return rocprof  # before Kineto: rocprof v1's results.json is a Chrome trace too
     if head.startswith(_SQLITE_MAGIC) or is_nsys_report(head, name):
@@ -50,6 +58,7 @@ def detect_trace_format(path: Path, source: str = "") -> TraceFormat:
         return TraceFormat.ROCPROF_CSV
     raise UnsupportedFormatError(
         f"{name}: not a trace perfdash recognises (expected torch.profiler JSON, "
-        f"an Nsight Systems sqlite export, Nsight Compute CSV or rocprof output); "
+        f"an Nsight Systems sqlite export, Nsight Compute CSV, rocprof output or a "
+        f"torch.cuda.memory snapshot pickle); "
         f"it starts with {stripped[:32]!r}"
     )

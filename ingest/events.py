@@ -43,6 +43,7 @@ class TraceFormat(StrEnum):
     ROCPROFV3_JSON = "rocprofv3_json"
     ROCPD_SQLITE = "rocpd_sqlite"
     ROCPROF_COMPUTE = "rocprof_compute"
+    TORCH_MEMORY_SNAPSHOT = "torch_memory_snapshot"
 
 
 @dataclass(slots=True)
@@ -126,6 +127,9 @@ class TraceHeader:
 
     `metadata` is the source's own key/values that perfdash keeps (stored as
     `traces.trace_metadata`, served as `meta`); the other fields are parsed facts.
+    `memory_snapshot` is the memory snapshot tab's data (`ingest.memsnap.build_views`) when
+    the trace is, or came with, a PyTorch memory snapshot; the ingest stores it in the
+    trace's dataset, never in SQL.
     """
 
     format: TraceFormat
@@ -134,6 +138,7 @@ class TraceHeader:
     world_size: int | None = None
     base_time_ns: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    memory_snapshot: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)

@@ -15,8 +15,9 @@ from ingest.archive import ArchiveMember, extracted, is_archive
 from ingest.detect import detect_trace_format
 from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceHeader, flatten
+from ingest.memsnap import build_views
 from ingest.multirank import RankFile, merge_ranks
-from ingest.parsers import kineto, ncu, nsys, rocprof
+from ingest.parsers import kineto, ncu, nsys, rocprof, torch_memsnap
 from ingest.tools import ExternalTools
 
 PARSER_VERSION = "2"
@@ -27,6 +28,7 @@ PARSERS: dict[TraceFormat, Parser] = {
     TraceFormat.NSYS_SQLITE: nsys.parse,
     TraceFormat.NCU_CSV: ncu.parse,
     **dict.fromkeys(rocprof.FORMATS, rocprof.parse_one),
+    TraceFormat.TORCH_MEMORY_SNAPSHOT: torch_memsnap.parse,
 }
 # Formats whose binary reports need a vendor tool: their parsers take `tools=ExternalTools`.
 TOOL_FORMATS = frozenset({TraceFormat.NSYS_SQLITE, TraceFormat.NCU_CSV})
@@ -177,6 +179,52 @@ def _parse_members(
         by_format.setdefault(fmt, []).append(member)
     if not by_format:
         raise ParseError("the archive holds no trace file perfdash recognises", source=source)
+    snapshots = by_format.pop(TraceFormat.TORCH_MEMORY_SNAPSHOT, [])
+    if not by_format:  # snapshots alone: one is a trace of its own
+        by_format[TraceFormat.TORCH_MEMORY_SNAPSHOT] = snapshots
+    elif snapshots:
+        header, events = _parse_by_format(members, by_format, report, max_bytes, source)
+        events = attach_snapshot(header, events, snapshots, max_bytes=max_bytes, source=source)
+        return header, events
+    return _parse_by_format(members, by_format, report, max_bytes, source)
+
+
+def attach_snapshot(
+    header: TraceHeader,
+    events: Items,
+    snapshots: list[ArchiveMember],
+    *,
+    max_bytes: int,
+    source: str,
+) -> Items:
+    """A memory snapshot uploaded with a profiler trace of the same run shows on that
+    trace: its views ride on the trace's header (one snapshot per trace). A snapshot
+    without phase annotations takes the trace's record_function ranges, so the events
+    come back wrapped."""
+    if len(snapshots) > 1:
+        names = ", ".join(m.name for m in snapshots)
+        raise ParseError(
+            f"the archive holds {len(snapshots)} memory snapshots ({names}); "
+            "upload one snapshot with its trace",
+            source=source,
+        )
+    (member,) = snapshots
+    name = f"{source}:{member.name}"
+    snap = torch_memsnap.read_snapshot(member.path, max_bytes=max_bytes, source=name)
+    header.memory_snapshot = views = build_views(snap)
+    header.metadata["memory_snapshot"] = {"file": member.name}
+    if snap.annotations:
+        return events
+    return torch_memsnap.phases_from_trace(events, snap, views)
+
+
+def _parse_by_format(
+    members: list[ArchiveMember],
+    by_format: dict[TraceFormat, list[ArchiveMember]],
+    report: ParseReport,
+    max_bytes: int,
+    source: str,
+) -> tuple[TraceHeader, Items]:
     for fmt, folder_parser in FOLDER_PARSERS.items():
         if fmt in by_format:
             root = members[0].path.parents[len(Path(members[0].name).parts) - 1]

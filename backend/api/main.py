@@ -13,6 +13,7 @@ from backend.api.routes import (
     timeline,
     trace_aggregates,
     trace_analyses,
+    trace_memory_snapshot,
     trace_query,
     trace_ranges,
     traces,
@@ -27,6 +28,7 @@ api_router.include_router(traces.router)
 api_router.include_router(projects.router)
 api_router.include_router(trace_aggregates.router)
 api_router.include_router(trace_analyses.router)
+api_router.include_router(trace_memory_snapshot.router)
 api_router.include_router(trace_ranges.router)
 api_router.include_router(trace_query.router)
 api_router.include_router(metrics.router)

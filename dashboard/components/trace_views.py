@@ -1,11 +1,12 @@
 """Building blocks of the trace page: tab bar, KPI tiles, findings list, phase memory.
 
-Public surface: `tab_bar`, `kpi_grid`, `findings_list`, `phase_memory_table`, `TABS`.
+Public surface: `tab_bar`, `has_memory_snapshot`, `kpi_grid`, `findings_list`,
+`phase_memory_table`, `TABS`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -13,7 +14,15 @@ from dash import dcc, html
 
 from dashboard.format import format_bytes, format_duration_ns
 
-__all__ = ["TABS", "findings_list", "kpi_grid", "phase_memory_table", "tab_bar", "tab_href"]
+__all__ = [
+    "TABS",
+    "findings_list",
+    "has_memory_snapshot",
+    "kpi_grid",
+    "phase_memory_table",
+    "tab_bar",
+    "tab_href",
+]
 
 TABS = (
     ("overview", "Overview"),
@@ -26,7 +35,9 @@ TABS = (
     ("steps", "Steps"),
     ("ranks", "Ranks"),
     ("query", "Query"),
+    ("memsnap", "Memory snapshot"),
 )
+
 JSON = dict[str, Any]
 
 
@@ -34,6 +45,13 @@ def tab_href(trace_id: str, tab: str, **query: str) -> str:
     """The URL of one tab, carrying its own query (grouping, sort, overlay...)."""
     params = {"tab": tab, **{k: v for k, v in query.items() if v}}
     return f"/traces/{trace_id}?{urlencode(params)}"
+
+
+def has_memory_snapshot(trace: Mapping[str, Any]) -> bool:
+    """Whether the trace is a PyTorch memory snapshot or was uploaded with one."""
+    return trace.get("format") == "torch_memory_snapshot" or "memory_snapshot" in (
+        trace.get("meta") or {}
+    )
 
 
 def tab_bar(

@@ -15,6 +15,7 @@ from dash.development.base_component import Component
 
 from dashboard.api import compile_view, views
 from dashboard.api import memory_ops as memory_ops_api
+from dashboard.api import memory_snapshot as memsnap_api
 from dashboard.api import ncu as ncu_api
 from dashboard.api import operators as operators_api
 from dashboard.api import query as query_api
@@ -28,12 +29,14 @@ from dashboard.components.analysis_panels import memory_panel, roofline_panel
 from dashboard.components.compile_panel import compile_panel
 from dashboard.components.kernels_panel import GROUPS, kernels_panel
 from dashboard.components.memory_ops_panel import memory_ops_panel, memory_ops_query
+from dashboard.components.memory_snapshot_panel import memory_snapshot_panel
 from dashboard.components.ncu_panel import ncu_panel
 from dashboard.components.operators_panel import operators_panel
 from dashboard.components.overview_panel import overview_panel
 from dashboard.components.query_panel import query_panel
 from dashboard.components.ranges_panel import default_range, ranges_panel
 from dashboard.components.ranks_panel import ranks_panel, steps_panel
+from dashboard.components.trace_views import has_memory_snapshot
 
 JSON = dict[str, Any]
 TOP_N = 10
@@ -212,6 +215,17 @@ def _operators(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
     return operators_panel(ops, stacks, group, search, "trace-operators")
 
 
+def _memsnap(client: ApiClient, trace: Trace, q: dict[str, str]) -> Component:
+    """The memory snapshot's views for one device (`device` in the URL, else the first)."""
+    device = _int(q.get("device"), -1)
+    at = "dump" if q.get("at") == "dump" else "peak"
+    dev = device if device >= 0 else None
+    data = _try(lambda: memsnap_api.get_snapshot_views(client, trace["id"], dev, at))
+    if data is None:
+        return notice("Could not load this trace's memory snapshot.", "error")
+    return memory_snapshot_panel(data, trace["id"], "trace-memsnap")
+
+
 def _compile(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
     return compile_panel(_try(lambda: compile_view.get_compile(client, trace["id"])),
                          "trace-compile")  # fmt: skip
@@ -219,12 +233,14 @@ def _compile(client: ApiClient, trace: Trace, _q: dict[str, str]) -> Component:
 
 def hidden_tabs(client: ApiClient, trace: Trace) -> frozenset[str]:
     """Tabs with nothing to show: Compile unless a torch profiler trace has compile ranges
-    (one cheap call, `top=1`, made for torch traces only)."""
+    (one cheap call, `top=1`, made for torch traces only); Memory snapshot unless the trace
+    is, or came with, one (known from the trace itself)."""
+    hidden = set() if has_memory_snapshot(trace) else {"memsnap"}
     if trace.get("format") == TORCH_FORMAT:
         found = _try(lambda: compile_view.get_compile(client, trace["id"], top=1))
         if compile_view.has_compile(found):
-            return frozenset()
-    return frozenset({"compile"})
+            return frozenset(hidden)
+    return frozenset(hidden | {"compile"})
 
 
 RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = {
@@ -238,6 +254,7 @@ RENDERERS: dict[str, Callable[[ApiClient, Trace, dict[str, str]], Component]] = 
     "steps": _steps,
     "ranks": _ranks,
     "query": _query,
+    "memsnap": _memsnap,
 }
 
 

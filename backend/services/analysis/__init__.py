@@ -4,7 +4,9 @@ Public surface: `compute_roofline`, `compute_memory`, `compute_findings`, `compu
 `compute_ranges`, `compute_range_durations`, `compute_graphs`, `compute_step_breakdown`,
 `compute_ranks`, `compute_collectives`, `compute_ncu_sections`, `compute_memory_ops`,
 `compute_memory_peak`, `compute_operators`,
-`compute_stacks`, `compute_compile`.
+`compute_stacks`, `compute_compile`, `read_snapshot_summary`, `read_snapshot_segments`,
+`read_snapshot_fragmentation`, `read_snapshot_timeline`, `read_snapshot_stacks`,
+`read_snapshot_phases`.
 """
 
 from backend.services.analysis.collectives import compute_collectives
@@ -14,6 +16,14 @@ from backend.services.analysis.findings import compute_findings
 from backend.services.analysis.graphs import compute_graphs
 from backend.services.analysis.memory import compute_memory
 from backend.services.analysis.memory_ops import compute_memory_ops, compute_memory_peak
+from backend.services.analysis.memory_snapshot import (
+    read_snapshot_fragmentation,
+    read_snapshot_phases,
+    read_snapshot_segments,
+    read_snapshot_stacks,
+    read_snapshot_summary,
+    read_snapshot_timeline,
+)
 from backend.services.analysis.ncu_sections import compute_ncu_sections
 from backend.services.analysis.op_stacks import compute_stacks
 from backend.services.analysis.operators import compute_operators
@@ -39,4 +49,10 @@ __all__ = [
     "compute_roofline",
     "compute_stacks",
     "compute_step_breakdown",
+    "read_snapshot_fragmentation",
+    "read_snapshot_phases",
+    "read_snapshot_segments",
+    "read_snapshot_stacks",
+    "read_snapshot_summary",
+    "read_snapshot_timeline",
 ]

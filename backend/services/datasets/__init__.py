@@ -10,6 +10,7 @@ from backend.services.datasets.reader import (
     arrow_batches_of_events,
     batches_of_events,
     events_file,
+    memory_snapshot_file,
     query_events,
     query_file,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "arrow_batches_of_events",
     "batches_of_events",
     "events_file",
+    "memory_snapshot_file",
     "query_events",
     "query_file",
     "remove_trace_datasets",

@@ -7,7 +7,8 @@ use and the trace row's `dataset` column moves to it only once it is complete. A
 writes into `.tmp-<name>/` and renames it: a killed ingest leaves a temporary folder that
 no reader can see, which the sweeper removes (`sweep.py`).
 
-Public surface: `DATASETS`, `EVENTS_FILE`, `BLOCKS_FILE`, `GAPS_FILE`, `TEMP_PREFIX`,
+Public surface: `DATASETS`, `EVENTS_FILE`, `BLOCKS_FILE`, `GAPS_FILE`, `MEMORY_SNAPSHOT_FILE`,
+`TEMP_PREFIX`,
 `EVENT_SCHEMA`, `BLOCK_SCHEMA`, `MIX_COLUMNS`, `GAP_SCHEMA`, `TABLES`, `dataset_dir`,
 `trace_datasets_dir`.
 """
@@ -20,6 +21,9 @@ DATASETS = "datasets"
 EVENTS_FILE = "events.parquet"
 BLOCKS_FILE = "blocks.parquet"
 GAPS_FILE = "gaps.parquet"
+# The memory snapshot tab's data (`ingest.memsnap.build_views`), only in a dataset whose
+# trace is, or came with, a PyTorch memory snapshot.
+MEMORY_SNAPSHOT_FILE = "memory_snapshot.json"
 TEMP_PREFIX = ".tmp-"
 
 # One row per stored event. `id` numbers a trace's events from 1 in the order the parser

@@ -33,6 +33,7 @@ from backend.services.datasets.layout import (
     BLOCK_SCHEMA,
     BLOCKS_FILE,
     EVENTS_FILE,
+    MEMORY_SNAPSHOT_FILE,
     TABLES,
     dataset_dir,
 )
@@ -41,6 +42,24 @@ from backend.services.errors import NotFoundError
 _BLOCKS_VIEW = "perfdash_blocks"
 _lock = threading.Lock()
 _database: duckdb.DuckDBPyConnection | None = None
+
+
+def memory_snapshot_file(trace: Trace) -> Path:
+    """The trace's memory snapshot views (`layout.MEMORY_SNAPSHOT_FILE`).
+
+    Raises:
+        NotFoundError: the trace is not ready, or neither is nor came with a snapshot.
+    """
+    path = None
+    if trace.dataset:
+        folder = dataset_dir(get_settings().blob_dir, trace.id, trace.dataset)
+        path = folder / MEMORY_SNAPSHOT_FILE
+    if path is None or not path.is_file():
+        raise NotFoundError(
+            f"trace {trace.id} ({trace.format or trace.status}) has no memory snapshot: upload "
+            "a torch.cuda.memory._dump_snapshot pickle, alone or together with its profiler trace"
+        )
+    return path
 
 
 def events_file(trace: Trace) -> Path:

@@ -14,6 +14,7 @@ Public surface: `DatasetWriter`, `ROW_GROUP`.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import uuid
@@ -33,6 +34,7 @@ from backend.services.datasets.layout import (
     EVENTS_FILE,
     GAP_SCHEMA,
     GAPS_FILE,
+    MEMORY_SNAPSHOT_FILE,
     TEMP_PREFIX,
     dataset_dir,
     trace_datasets_dir,
@@ -122,6 +124,12 @@ class DatasetWriter:
             if not count:
                 out.write_table(schema.empty_table())
         return count
+
+    def write_memory_snapshot(self, views: dict[str, Any]) -> None:
+        """The memory snapshot tab's data, as one compact JSON file (small: segments, holes,
+        bucketed series and interned stacks, not the trace entries)."""
+        text = json.dumps(views, separators=(",", ":"))
+        (self._temp / MEMORY_SNAPSHOT_FILE).write_text(text, encoding="utf-8")
 
     def commit(self) -> str:
         """Close, fsync and move the dataset to its final name; return that name."""

@@ -182,6 +182,8 @@ def _store(
         force=True,
     )
     write_timeline_index(conn, trace_id, timeline.finish(), writer)
+    if parsed.header.memory_snapshot is not None:
+        writer.write_memory_snapshot(parsed.header.memory_snapshot)
     summary = aggregator.summary(parsed.header)  # first: it resolves each kernel's launching op
     store_kernel_stats(
         conn, trace_id=trace_id, kernels=stats.kernels(), groups=aggregator.kernel_groups()

@@ -12,11 +12,23 @@ from typing import BinaryIO
 
 from backend.services.errors import InvalidInputError
 from ingest.errors import UnsupportedFormatError
+from ingest.parsers.torch_memsnap import is_memory_snapshot
 from ingest.rank_sniff import RankHead, sniff_rank
+
+_SNIFF = 256
+
+
+def _is_snapshot(stream: BinaryIO) -> bool:
+    """Whether the stream starts as a pickled memory snapshot (uncompressed); rewound."""
+    try:
+        return is_memory_snapshot(stream.read(_SNIFF))
+    finally:
+        stream.seek(0)
 
 
 def check_rank_files(files: Sequence[tuple[str, BinaryIO]]) -> None:
-    """Every file must be a torch.profiler trace; no two may claim one rank or disagree on
+    """Every file must be a torch.profiler trace, except at most one PyTorch memory snapshot
+    of the same run (it is attached to the trace); no two may claim one rank or disagree on
     the world size (ranks that were not recorded are numbered later, by name or position).
 
     Raises:
@@ -24,7 +36,12 @@ def check_rank_files(files: Sequence[tuple[str, BinaryIO]]) -> None:
     """
     problems: list[str] = []
     heads: list[tuple[str, RankHead]] = []
+    snapshots = [name for name, stream in files if _is_snapshot(stream)]
+    if len(snapshots) > 1:
+        problems.append(f"{len(snapshots)} memory snapshots ({', '.join(snapshots)}); send one")
     for name, stream in files:
+        if name in snapshots:
+            continue
         try:
             heads.append((name, sniff_rank(stream, name)))
         except UnsupportedFormatError as e:

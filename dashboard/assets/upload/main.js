@@ -18,6 +18,8 @@ const PROJECT_MAX = 128;
 const POLL_MS = 1500;
 const POLL_LIMIT = 400; // ten minutes of polling a trace's status, then a link is enough
 const RANKISH = /rank[-_]?\d+/i;
+// A PyTorch memory snapshot sent with the trace of its run is attached to it (one request).
+const SNAPSHOTISH = /\.(pickle|pkl)$/i;
 
 class UploadArea {
   constructor(root) {
@@ -46,7 +48,7 @@ class UploadArea {
       "div",
       { class: "upload-box", onclick: () => this.fileInput.click() },
       el("div", { class: "upload-lead" }, "Drop trace files or folders here, or ", chooser("choose files", this.fileInput), " or ", chooser("a folder", this.folderInput)),
-      el("div", { class: "muted small" }, "torch.profiler JSON(.gz), Nsight Systems sqlite, Nsight Compute CSV, rocprof v1/v2/v3, or a .zip/.tar.gz; the rank files of a DDP job can go up together as one multi-rank trace. Parsing runs in the background."),
+      el("div", { class: "muted small" }, "torch.profiler JSON(.gz), Nsight Systems sqlite, Nsight Compute CSV, rocprof v1/v2/v3, a PyTorch memory snapshot (.pickle), or a .zip/.tar.gz; the rank files of a DDP job can go up together as one multi-rank trace, and a trace with its run's memory snapshot as one trace. Parsing runs in the background."),
     );
     this.zone.addEventListener("dragover", (e) => {
       e.preventDefault();
@@ -126,7 +128,10 @@ class UploadArea {
       this.items.push(this.row(file, path));
     }
     if (this.items.length > 1 && !this.modeBox.querySelector("input:checked")) {
-      const ranks = this.items.filter((i) => RANKISH.test(i.file.name)).length === this.items.length;
+      const snaps = this.items.filter((i) => SNAPSHOTISH.test(i.file.name)).length;
+      const rankish = this.items.filter((i) => RANKISH.test(i.file.name)).length;
+      const others = this.items.length - snaps;
+      const ranks = snaps <= 1 && ((rankish === others && rankish > 0) || (snaps === 1 && others === 1));
       this.modeBox.querySelector(`input[value=${ranks ? "ranks" : "separate"}]`).checked = true;
     }
     this.setState("staged");
@@ -178,8 +183,14 @@ class UploadArea {
     this.nameInput.disabled = separate || this.state === "uploading" || this.state === "done";
     this.nameInput.placeholder = separate ? "each trace is named after its file" : "";
     if (separate) this.nameInput.value = "";
-    else if (!this.nameEdited) this.nameInput.value = commonName(this.items.map((i) => i.file.name));
-    const what = n < 2 ? "Upload" : separate ? `Upload ${n} traces` : `Upload as one trace of ${n} ranks`;
+    else if (!this.nameEdited) {
+      // A snapshot rides on its trace: the trace files name the upload.
+      const traces = this.items.map((i) => i.file.name).filter((n) => !SNAPSHOTISH.test(n));
+      this.nameInput.value = commonName(traces.length ? traces : this.items.map((i) => i.file.name));
+    }
+    const snap = this.items.some((i) => SNAPSHOTISH.test(i.file.name));
+    const together = snap ? `Upload as one trace with its memory snapshot` : `Upload as one trace of ${n} ranks`;
+    const what = n < 2 ? "Upload" : separate ? `Upload ${n} traces` : together;
     this.sendButton.textContent = what;
   }
 
