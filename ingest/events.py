@@ -43,6 +43,7 @@ class TraceFormat(StrEnum):
     ROCPROFV3_JSON = "rocprofv3_json"
     ROCPD_SQLITE = "rocpd_sqlite"
     ROCPROF_COMPUTE = "rocprof_compute"
+    XCTRACE_XML = "xctrace_xml"
 
 
 @dataclass(slots=True)
