@@ -134,8 +134,8 @@ class ExportReader:
             self.parser.Parse(data, final)
         except expat.ExpatError as e:
             message = expat.ErrorString(e.code)
-            if final and e.code == expat.errors.codes[expat.errors.XML_ERROR_NO_ELEMENTS]:
-                message = "the XML ends early (truncated export?)"
+            if final:  # only the end of input is left to check at this call
+                message = f"the XML ends early (truncated export?): {message}"
             raise ParseError(
                 f"malformed XML: {message}",
                 source=self.source,

@@ -1,0 +1,56 @@
+"""An independent reading of an xctrace export, for the tests: ElementTree over the whole
+document, ids resolved by a plain dictionary, columns found by mnemonic. No perfdash code."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+
+
+Rows = dict[str, list[dict[str, ET.Element]]]
+
+
+def read_tables(path: Path) -> Rows:
+    """Every table's rows as {mnemonic: element}, refs replaced by the element they name."""
+    return read_document(path)[0]
+
+
+def read_document(path: Path) -> tuple[Rows, dict[str, ET.Element]]:
+    """The tables (as `read_tables`) and the document's elements by id."""
+    root = ET.parse(path).getroot()
+    ids = {e.get("id", ""): e for e in root.iter() if e.get("id") is not None}
+    tables: dict[str, list[dict[str, ET.Element]]] = defaultdict(list)
+    for node in root.iter("node"):
+        schema = node.find("schema")
+        assert schema is not None
+        names = [c.findtext("mnemonic") or "" for c in schema.findall("col")]
+        for row in node.findall("row"):
+            cells = [ids[c.get("ref")] if c.get("ref") else c for c in row]
+            tables[schema.get("name", "")].append(dict(zip(names, cells, strict=True)))
+    return tables, ids
+
+
+def number(cell: ET.Element) -> int:
+    return int(cell.text or "")
+
+
+def child(cell: ET.Element, tag: str, ids: dict[str, ET.Element]) -> ET.Element:
+    """`cell`'s child `tag`, following a ref."""
+    found = cell.find(tag)
+    assert found is not None, (cell.tag, tag)
+    ref = found.get("ref")
+    return ids[ref] if ref is not None else found
+
+
+def kernel_totals(path: Path) -> dict[str, tuple[int, int]]:
+    """(count, total ns) per GPU interval label, the process suffix cut off, blits left out
+    (they are copies)."""
+    totals: dict[str, tuple[int, int]] = {}
+    for row in read_tables(path)["metal-gpu-intervals"]:
+        if (row["channel-name"].text or "").startswith("Blit"):
+            continue
+        name = row["event-label"].get("fmt", "").rsplit("   (", 1)[0]
+        count, total = totals.get(name, (0, 0))
+        totals[name] = (count + 1, total + number(row["duration"]))
+    return totals
