@@ -131,7 +131,7 @@ def test_refs_and_sentinels(tmp_path: Path) -> None:
              .replace("1</duration>", "</duration>")), 'refers to id 99'),
         (doc("", schema="time-profile"), "'time-profile' is not one perfdash reads"),
         (doc(ROW.format(dur=1), cols=COLS.replace("cmdbuffer-id", "cb")), "no 'cmdbuffer-id'"),
-        (doc(ROW.format(dur=1), cols=COLS.replace("<engineering-type>duration", "<engineering-type>uint64")),
+        (doc(ROW.format(dur=1), cols=COLS.replace(">duration<", ">uint64<")),
          "column 'duration' is 'uint64'"),
         (doc(ROW.format(dur=1).replace("<sentinel/>", "").replace(
             '<gpu-channel-name id="3" fmt="Compute">Compute</gpu-channel-name>', "")),

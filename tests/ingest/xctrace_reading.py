@@ -7,7 +7,6 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-
 Rows = dict[str, list[dict[str, ET.Element]]]
 
 
