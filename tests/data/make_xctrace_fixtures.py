@@ -242,7 +242,9 @@ def build(doc: Doc, frames: int, seed: int) -> dict[str, list[list[Cell]]]:
                     else rng.randint(30_000, 90_000)
                 )
                 sub = SUBMISSION + cb_serial * 7 + enc_id % 5
-                label = f"{cb_label}:{enc}   ({APP} ({PID})) {hex(sub)}"
+                # Both spacings of the process suffix are seen in public exports.
+                proc = f"( {APP} ({PID}) )  " if frame % 2 else f"({APP} ({PID})) "
+                label = f"{cb_label}:{enc}   {proc}{hex(sub)}"
                 size = rng.randint(1, 64) * 65536 if channel == "Blit" else 0
                 tables["metal-gpu-intervals"].append([
                     doc.time("start-time", gpu_start), doc.time("duration", dur),
@@ -250,7 +252,7 @@ def build(doc: Doc, frames: int, seed: int) -> dict[str, list[list[Cell]]]:
                     doc.cell("gpu-frame-number", frame, f"Frame {frame}"),
                     doc.time("duration", gpu_start - commit_at),
                     doc.cell("metal-nesting-level", 0, "0"),
-                    doc.cell("formatted-label", "", label),
+                    doc.cell("formatted-label", "", label, (process,)),
                     doc.cell("gpu-state", "Active", "Active"),
                     doc.cell("connection-uuid64", cb_serial, str(cb_serial)),
                     doc.cell("render-buffer-depth", 0, "0"), process, gpu, S, S,

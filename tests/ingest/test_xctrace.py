@@ -131,7 +131,7 @@ def test_refs_and_sentinels(tmp_path: Path) -> None:
              .replace("1</duration>", "</duration>")), 'refers to id 99'),
         (doc("", schema="time-profile"), "'time-profile' is not one perfdash reads"),
         (doc(ROW.format(dur=1), cols=COLS.replace("cmdbuffer-id", "cb")), "no 'cmdbuffer-id'"),
-        (doc(ROW.format(dur=1), cols=COLS.replace(">duration<", ">uint64<")),
+        (doc(ROW.format(dur=1), cols=COLS.replace("e>duration<", "e>uint64<")),
          "column 'duration' is 'uint64'"),
         (doc(ROW.format(dur=1).replace("<sentinel/>", "").replace(
             '<gpu-channel-name id="3" fmt="Compute">Compute</gpu-channel-name>', "")),
@@ -169,3 +169,42 @@ def test_errors_give_the_line(tmp_path: Path) -> None:
     rows += "\n" + ROW.format(dur=-1).replace('id="', 'id="x')
     with pytest.raises(ParseError, match=r"metal-gpu-intervals row 4, line 6"):
         read(tmp_path, doc(rows))
+
+
+def test_label_shapes_seen_in_public_exports(tmp_path: Path) -> None:
+    """A label with a nested <string> (its text is the name) and a <process> defined inside
+    it, then referenced by the process column; an id cell with its value only in `fmt`."""
+    row = (
+        '<row><start-time id="1">10</start-time><duration id="2">20</duration>'
+        '<gpu-channel-name id="3" fmt="Compute">Compute</gpu-channel-name>'
+        '<formatted-label id="4" fmt="CB 0:Compute Command 0 ( qwen (2297) )">'
+        '<string id="5" fmt="CB 0:Compute Command 0">CB 0:Compute Command 0</string>'
+        '<process id="6" fmt="qwen (2297)"><pid id="7" fmt="2297">2297</pid></process>'
+        '</formatted-label><process ref="6"/>'
+        '<metal-command-buffer-id id="8" fmt="0xaa"/></row>'
+    )
+    (event,) = read(tmp_path, doc(row))
+    assert (event.name, event.args["process"], event.args["command_buffer"]) == (  # type: ignore[attr-defined]
+        "CB 0:Compute Command 0", "qwen (2297)", "0xaa",
+    )  # fmt: skip
+
+
+def test_an_archive_ignores_other_files_and_refuses_a_table_twice(tmp_path: Path) -> None:
+    import zipfile
+
+    one = doc(ROW.format(dur=5))
+    ok, twice = tmp_path / "ok.zip", tmp_path / "twice.zip"
+    with zipfile.ZipFile(ok, "w") as z:
+        z.writestr("gpu.xml", one)
+        z.writestr("notes.txt", "recorded on an M3")
+    with parse_file(ok) as parsed:
+        assert len(list(parsed.events)) == 1
+        assert any("notes.txt" in w for w in parsed.report.warnings)
+    with zipfile.ZipFile(twice, "w") as z:
+        z.writestr("a.xml", one)
+        z.writestr("b.xml", one)
+    with (
+        pytest.raises(ParseError, match="metal-gpu-intervals appears twice"),
+        parse_file(twice) as p,
+    ):
+        list(p.events)

@@ -3,6 +3,7 @@ document, ids resolved by a plain dictionary, columns found by mnemonic. No perf
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
@@ -49,7 +50,8 @@ def kernel_totals(path: Path) -> dict[str, tuple[int, int]]:
     for row in read_tables(path)["metal-gpu-intervals"]:
         if (row["channel-name"].text or "").startswith("Blit"):
             continue
-        name = row["event-label"].get("fmt", "").rsplit("   (", 1)[0]
+        label = row["event-label"].get("fmt", "")
+        name = re.sub(r"\s+\(\s*\S+ \(\d+\)\s*\)\s+0x[0-9a-f]+$", "", label)
         count, total = totals.get(name, (0, 0))
         totals[name] = (count + 1, total + number(row["duration"]))
     return totals

@@ -61,8 +61,10 @@ OPTIONAL: dict[str, tuple[str, ...]] = {
 }
 # Stable lane numbers for the channels Metal System Trace draws; others follow from 10.
 CHANNEL_LANES = {"Vertex": 1, "Fragment": 2, "Compute": 3, "Blit": 4}
+# "<label>   (python (99926)) 0x4e189059" or "<label> ( python3.11 (42) )  0xabc": both
+# spacings are seen in public exports; the hex tail is the GPU submission.
 _PROCESS_SUFFIX = re.compile(
-    r"^(?P<label>.*?)\s+\((?P<process>[^()]*\(\d+\))\)(?:\s+0x[0-9a-fA-F]+)?$"
+    r"^(?P<label>.*?)\s+\(\s*(?P<process>[^()]*\(\d+\))\s*\)(?:\s+0x[0-9a-fA-F]+)?\s*$"
 )
 _COMMITTED = re.compile(r'^Committed "(?P<label>.*)" with (?P<n>\d+) encoders?$')
 MAX_NS = 2**62
@@ -94,7 +96,8 @@ class RowView:
 
     def integer(self, mnemonic: str, cell: Cell | None = None) -> int:
         cell = cell or self.need(mnemonic)
-        text = cell.text
+        # An id cell may carry its value only as `fmt` ("0x154d189050"); times never do.
+        text = cell.text or (cell.fmt if cell.tag == "metal-command-buffer-id" else "")
         try:
             value = int(text, 16) if text.lower().startswith("0x") else int(text)
         except ValueError:
@@ -274,7 +277,11 @@ class Mapper:
 
 
 def _strip_process(label: str) -> str:
-    """``Command Buffer 0:Compute Command 0   (python (99926)) 0x4e18…`` → the label part."""
+    """``Command Buffer 0:Compute Command 0   (python (99926)) 0x4e18…`` → the label part.
+
+    >>> _strip_process("Scene:GBuffer ( app (42) )  0xabc"), _strip_process("Frame (2)")
+    ('Scene:GBuffer', 'Frame (2)')
+    """
     match = _PROCESS_SUFFIX.match(label)
     return match["label"] if match else label.strip()
 

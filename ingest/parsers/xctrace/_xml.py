@@ -154,16 +154,19 @@ class ExportReader:
         raise self.error(f"an entity declaration (<!ENTITY {name}>) is not allowed")
 
     def _start(self, tag: str, attrs: dict[str, str]) -> None:
+        # Cells first: they are nearly every element of an export, so their path is short.
+        if self._row is not None:
+            for key, value in attrs.items():
+                if len(value) > MAX_VALUE_CHARS:
+                    raise self._too_long(key, tag, value)
+            self._cell_start(tag, attrs)
+            return
         for key, value in attrs.items():
             if len(value) > MAX_VALUE_CHARS:
-                raise self.error(
-                    f"attribute {key} of <{tag}> is {len(value):,} characters "
-                    f"(limit {MAX_VALUE_CHARS:,})"
-                )
+                raise self._too_long(key, tag, value)
         depth = len(self._path)
-        if depth >= MAX_DEPTH:
-            raise self.error(f"elements nest deeper than {MAX_DEPTH} levels")
         self._path.append(tag)
+        self._field = ""
         if depth == 0:
             if tag == "trace-toc":
                 raise self.error(
@@ -173,8 +176,8 @@ class ExportReader:
             if tag != ROOT:
                 raise self.error(f"the root element is <{tag}>, not <{ROOT}>")
             self._seen_root = True
-        elif self._row is not None:
-            self._cell_start(tag, attrs)
+        elif depth >= MAX_DEPTH:
+            raise self.error(f"elements nest deeper than {MAX_DEPTH} levels")
         elif depth == 1 and tag == "node":
             self._xpath, self._schema = attrs.get("xpath", ""), ""
             self._columns, self._table = [], None
@@ -187,15 +190,23 @@ class ExportReader:
             if self._table is None:
                 raise self.error("a <row> before its node's <schema>")
             self._row, self._row_line = [], self.parser.CurrentLineNumber
-        self._field = ""
+
+    def _too_long(self, key: str, tag: str, value: str) -> ParseError:
+        return self.error(
+            f"attribute {key} of <{tag}> is {len(value):,} characters (limit {MAX_VALUE_CHARS:,})"
+        )
 
     def _cell_start(self, tag: str, attrs: dict[str, str]) -> None:
         if self._ref_depth:
             raise self.error(f"<{tag}> inside an element written as a ref")
-        siblings = self._cells[-1].children if self._cells else self._row
+        cells = self._cells
+        if len(cells) >= MAX_DEPTH:
+            raise self.error(f"elements nest deeper than {MAX_DEPTH} levels")
+        siblings = cells[-1].children if cells else self._row
         assert siblings is not None
         if len(siblings) >= MAX_CELLS:
             raise self.error(f"more than {MAX_CELLS} elements in one row or cell")
+        self._field = ""
         ref = attrs.get("ref")
         if ref is not None:
             target = self.ids.get(ref)
@@ -205,12 +216,12 @@ class ExportReader:
                 )
             siblings.append(target)
             self._ref_depth = 1
-            self._cells.append(target)
+            cells.append(target)
             self._ids_open.append(None)
             return
-        cell = Cell(tag, fmt=attrs.get("fmt", ""))
+        cell = Cell(tag, "", attrs.get("fmt", ""), [])
         siblings.append(cell)
-        self._cells.append(cell)
+        cells.append(cell)
         self._ids_open.append(attrs.get("id"))
 
     def _text(self, data: str) -> None:
@@ -218,28 +229,30 @@ class ExportReader:
             if data.strip():
                 raise self.error("text inside an element written as a ref")
             return
-        if len(self._field) + len(data) > MAX_VALUE_CHARS:
-            raise self.error(f"an element's text is over {MAX_VALUE_CHARS:,} characters")
         self._field += data
+        if len(self._field) > MAX_VALUE_CHARS:
+            raise self.error(f"an element's text is over {MAX_VALUE_CHARS:,} characters")
 
     def _end(self, tag: str) -> None:
-        depth = len(self._path) - 1
-        self._path.pop()
-        text, self._field = self._field.strip(), ""
-        if self._cells:
-            cell = self._cells.pop()
+        cells = self._cells
+        if cells:
+            cell = cells.pop()
             key = self._ids_open.pop()
+            text, self._field = self._field, ""
             if self._ref_depth:
                 self._ref_depth = 0
                 return
-            cell.text = text
+            cell.text = text.strip()
             if key is not None:
                 if key in self.ids:
                     raise self.error(f'id "{key}" is defined twice')
                 self.ids[key] = cell
             return
-        if self._row is not None and tag == "row":
-            self._finish_row()
+        depth = len(self._path) - 1
+        self._path.pop()
+        text, self._field = self._field.strip(), ""
+        if self._row is not None:
+            self._finish_row()  # the only element left open in a row is the row
         elif self._column is not None:
             if tag == "col":
                 if not self._column.mnemonic:
