@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import upload_and_wait
-from tests.ingest.xctrace_reading import kernel_totals
+from tests.ingest.xctrace_reading import kernel_totals, label_name, number, read_tables
 
 if TYPE_CHECKING:
     from tests.browser.conftest import PageErrors, Server
@@ -40,4 +40,32 @@ def test_xctrace_trace_pages(
     page.wait_for_function(f"{HOOK} && {HOOK}.ready", timeout=30_000)
     expect(page.locator("body")).to_contain_text("Compute channel", timeout=30_000)
     page.screenshot(path=artifacts / "xctrace_timeline.png", full_page=True)
+
+    # The longest Compute interval, selected, is launched by its command buffer's commit.
+    tables = read_tables(TRACE)
+    commits = {
+        number(r["cmdbuffer-id"]): number(r["start"])
+        for r in tables["metal-application-command-buffer-submissions"]
+    }
+    compute = [
+        r for r in tables["metal-gpu-intervals"]
+        if r["channel-name"].text == "Compute" and number(r["cmdbuffer-id"]) in commits
+    ]  # fmt: skip
+    widest = max(compute, key=lambda r: number(r["duration"]))
+    start, commit = number(widest["start"]), commits[number(widest["cmdbuffer-id"])]
+    view = page.evaluate(f"{HOOK}.visibleRange()")
+    t0 = int(view["traceStartNs"])
+    page.evaluate(
+        f"([s, e]) => {HOOK}.setRange(s, e)",
+        [str(commit - 50_000), str(start + number(widest["duration"]) + 50_000)],
+    )
+    drawn = page.evaluate(f"{HOOK}.slicesInView()")
+    name = label_name(widest["event-label"])
+    ids = [s["id"] for s in drawn if t0 + round(s["start"]) == start and s["name"] == name]
+    assert len(ids) == 1, drawn[:5]
+    selected = page.evaluate(f"id => {HOOK}.select(id)", ids[0])
+    assert selected["flows"] >= 1, selected
+    details = page.locator(".pdt-details")
+    expect(details.locator("tr", has_text="Launched by")).to_contain_text("MTLCommandBuffer commit")
+    page.screenshot(path=artifacts / "xctrace_flow.png", full_page=True)
     assert page_errors.messages == []

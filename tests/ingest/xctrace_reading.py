@@ -50,8 +50,12 @@ def kernel_totals(path: Path) -> dict[str, tuple[int, int]]:
     for row in read_tables(path)["metal-gpu-intervals"]:
         if (row["channel-name"].text or "").startswith("Blit"):
             continue
-        label = row["event-label"].get("fmt", "")
-        name = re.sub(r"\s+\(\s*\S+ \(\d+\)\s*\)\s+0x[0-9a-f]+$", "", label)
+        name = label_name(row["event-label"])
         count, total = totals.get(name, (0, 0))
         totals[name] = (count + 1, total + number(row["duration"]))
     return totals
+
+
+def label_name(cell: ET.Element) -> str:
+    """A GPU interval's label without its ``(process (pid)) 0x…`` tail."""
+    return re.sub(r"\s+\(\s*\S+ \(\d+\)\s*\)\s+0x[0-9a-f]+$", "", cell.get("fmt", ""))

@@ -33,7 +33,7 @@ def test_xctrace_views(client: TestClient, ingest: Ingest) -> None:
     labels = {
         lane["label"] for lane in client.get(f"/api/v1/traces/{trace_id}/timeline").json()["lanes"]
     }
-    for channel in ("Vertex", "Fragment", "Compute"):
+    for channel in ("Vertex", "Fragment", "Compute", "Blit"):
         assert f"GPU 0 · {channel} channel" in labels, labels
     assert "pid 4242 · thread 18527671" in labels, labels
 
