@@ -52,7 +52,8 @@ def _upload_box() -> dcc.Upload:
                 ),
                 html.Div(
                     "torch.profiler JSON(.gz), Nsight Systems sqlite, Nsight Compute CSV, rocprof "
-                    "v1/v2/v3, or a .zip/.tar.gz of rank files; parsing runs in the background.",
+                    "v1/v2/v3, Instruments xctrace export XML, or a .zip/.tar.gz of rank files "
+                    "or of one tool's output; parsing runs in the background.",
                     className="muted small",
                 ),
             ]

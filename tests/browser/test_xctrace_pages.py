@@ -3,6 +3,7 @@ kernels tab and the timeline render it, with numbers from an ElementTree reading
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 TRACE = Path(__file__).resolve().parents[1] / "data" / "xctrace" / "metal_system_trace.xml"
 HOOK = "window.perfdashTimeline"
+FILE_INPUT = "#traces-upload input[type=file]"
 
 
 def test_xctrace_trace_pages(
@@ -68,4 +70,37 @@ def test_xctrace_trace_pages(
     details = page.locator(".pdt-details")
     expect(details.locator("tr", has_text="Launched by")).to_contain_text("MTLCommandBuffer commit")
     page.screenshot(path=artifacts / "xctrace_flow.png", full_page=True)
+    assert page_errors.messages == []
+
+
+def test_xctrace_uploads_through_the_page(
+    module_server: Server, page: Page, page_errors: PageErrors, artifacts: Path, tmp_path: Path
+) -> None:
+    """The zip of one export per table, and a refused table, uploaded as a user does."""
+    archive = TRACE.with_name("metal_tables.zip")
+    with zipfile.ZipFile(archive) as z:
+        z.extract("run1/metal-gpu-intervals.xml", tmp_path)
+    names = kernel_totals(tmp_path / "run1" / "metal-gpu-intervals.xml")
+    refused = tmp_path / "time_profile.xml"
+    refused.write_text(
+        '<?xml version="1.0"?>\n<trace-query-result><node><schema name="time-profile">'
+        "<col><mnemonic>time</mnemonic></col></schema></node></trace-query-result>\n"
+    )
+    page.goto(module_server.base_url + "/")
+    page.set_input_files(FILE_INPUT, archive)
+    ready = page.locator('#traces-table tr[data-status="ready"]', has_text=archive.name)
+    expect(ready).to_have_count(1, timeout=60_000)
+    expect(ready).to_contain_text("xctrace_xml")
+    page.set_input_files(FILE_INPUT, refused)
+    failed = page.locator('#traces-table tr[data-status="failed"]', has_text=refused.name)
+    expect(failed).to_have_count(1, timeout=60_000)
+    page.screenshot(path=artifacts / "xctrace_uploads.png", full_page=True)
+    failed_id = failed.get_attribute("data-trace-id")
+
+    ready.get_by_role("link", name="Open →").click()
+    bars = page.locator("#trace-detail-kernels-chart .bars .point path")
+    expect(bars).to_have_count(len(names), timeout=30_000)
+    page.goto(f"{module_server.base_url}/traces/{failed_id}")
+    expect(page.locator("body")).to_contain_text("'time-profile' is not one perfdash reads")
+    page.screenshot(path=artifacts / "xctrace_refused.png", full_page=True)
     assert page_errors.messages == []
