@@ -246,21 +246,26 @@ def build(doc: Doc, frames: int, seed: int) -> dict[str, list[list[Cell]]]:
                 proc = f"( {APP} ({PID}) )  " if frame % 2 else f"({APP} ({PID})) "
                 label = f"{cb_label}:{enc}   {proc}{hex(sub)}"
                 size = rng.randint(1, 64) * 65536 if channel == "Blit" else 0
-                tables["metal-gpu-intervals"].append([
-                    doc.time("start-time", gpu_start), doc.time("duration", dur),
-                    doc.cell("gpu-channel-name", channel, channel),
-                    doc.cell("gpu-frame-number", frame, f"Frame {frame}"),
-                    doc.time("duration", gpu_start - commit_at),
-                    doc.cell("metal-nesting-level", 0, "0"),
-                    doc.cell("formatted-label", "", label, (process,)),
-                    doc.cell("gpu-state", "Active", "Active"),
-                    doc.cell("connection-uuid64", cb_serial, str(cb_serial)),
-                    doc.cell("render-buffer-depth", 0, "0"), process, gpu, S, S,
-                    doc.cell("size-in-bytes", size, f"{size} Bytes"),
-                    doc.cell("metal-command-buffer-id", cb_id, hex(cb_id)),
-                    doc.cell("metal-command-buffer-id", enc_id, hex(enc_id)),
-                    doc.cell("uint64", sub, f"{sub:,}"),
-                ])  # fmt: skip
+                # Metal writes some encoders twice: a nested row, later start, same end.
+                nested = [(gpu_start, dur, 0)]
+                if rng.random() < 0.25:
+                    nested.append((gpu_start + dur // 3, dur - dur // 3, 1))
+                for row_start, row_dur, depth in nested:
+                    tables["metal-gpu-intervals"].append([
+                        doc.time("start-time", row_start), doc.time("duration", row_dur),
+                        doc.cell("gpu-channel-name", channel, channel),
+                        doc.cell("gpu-frame-number", frame, f"Frame {frame}"),
+                        doc.time("duration", row_start - commit_at),
+                        doc.cell("metal-nesting-level", depth, str(depth)),
+                        doc.cell("formatted-label", "", label, (process,)),
+                        doc.cell("gpu-state", "Active", "Active"),
+                        doc.cell("connection-uuid64", cb_serial, str(cb_serial)),
+                        doc.cell("render-buffer-depth", 0, "0"), process, gpu, S, S,
+                        doc.cell("size-in-bytes", size, f"{size} Bytes"),
+                        doc.cell("metal-command-buffer-id", cb_id, hex(cb_id)),
+                        doc.cell("metal-command-buffer-id", enc_id, hex(enc_id)),
+                        doc.cell("uint64", sub, f"{sub:,}"),
+                    ])  # fmt: skip
                 gpu_start += dur + rng.randint(2_000, 30_000)
             gpu_free = gpu_start
         # The compositor shares the GPU: its work is in the table, with no commit of ours.

@@ -11,7 +11,7 @@ import pytest
 from ingest.errors import IngestError, ParseError
 from ingest.events import EventKind
 from ingest.registry import parse_file
-from tests.ingest.xctrace_reading import child, kernel_totals, number, read_document
+from tests.ingest.xctrace_reading import child, gpu_spans, kernel_totals, number, read_document
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "xctrace"
 TRACE = DATA / "metal_system_trace.xml"
@@ -55,9 +55,10 @@ def test_events_match_an_independent_reading() -> None:
         events = list(parsed.events)
         header = parsed.header
     counts = Counter(e.kind for e in events)
-    gpu = tables["metal-gpu-intervals"]
-    blits = sum((r["channel-name"].text or "").startswith("Blit") for r in gpu)
-    assert counts[EventKind.KERNEL] == len(gpu) - blits and counts[EventKind.MEMCPY] == blits
+    spans = gpu_spans(TRACE)
+    assert len(spans) < len(tables["metal-gpu-intervals"])  # the fixture nests some rows
+    blits = sum(channel.startswith("Blit") for _, channel, *_ in spans)
+    assert counts[EventKind.KERNEL] == len(spans) - blits and counts[EventKind.MEMCPY] == blits
     assert counts[EventKind.CPU_OP] == len(tables["metal-application-encoders-list"])
     submissions = tables["metal-application-command-buffer-submissions"]
     assert counts[EventKind.RUNTIME] == len(submissions) + len(tables["metal-driver-intervals"])
@@ -84,11 +85,7 @@ def test_events_match_an_independent_reading() -> None:
         for e in events
         if e.kind in (EventKind.KERNEL, EventKind.MEMCPY) and e.correlation in by_corr
     )
-    expected = Counter(
-        (commits[number(r["cmdbuffer-id"])][2], number(r["start"]))
-        for r in gpu
-        if number(r["cmdbuffer-id"]) in commits
-    )
+    expected = Counter((commits[cb][2], start) for _, _, cb, start, _ in spans if cb in commits)
     assert linked == expected and len(expected) > 300
     assert header.devices[0].name == "Apple M3 Max"
     assert header.metadata["gpu_channels"] == {
@@ -208,3 +205,23 @@ def test_an_archive_ignores_other_files_and_refuses_a_table_twice(tmp_path: Path
         parse_file(twice) as p,
     ):
         list(p.events)
+
+
+def test_an_encoders_nested_rows_are_one_kernel(tmp_path: Path) -> None:
+    """Rows of one encoder that overlap are its union (start of the first, the latest end);
+    a later row of the same encoder that does not overlap is a second kernel."""
+    cols = COLS + (
+        "<col><mnemonic>encoder-id</mnemonic><engineering-type>metal-command-buffer-id"
+        "</engineering-type></col>"
+    )
+    first = ROW.format(dur=1000).replace("</row>", '<metal-command-buffer-id id="9">17'
+                                         "</metal-command-buffer-id></row>")  # fmt: skip
+    nested = (
+        '<row><start-time id="10">1400</start-time><duration id="11">600</duration>'
+        '<gpu-channel-name ref="3"/><formatted-label ref="4"/><process ref="5"/>'
+        '<metal-command-buffer-id ref="7"/><metal-command-buffer-id ref="9"/></row>'
+    )
+    later = nested.replace('id="10">1400', 'id="12">9000').replace('id="11"', 'id="13"')
+    events = read(tmp_path, doc(first + nested + later, cols=cols))
+    spans = sorted((e.start_ns, e.dur_ns, e.args["rows"]) for e in events)  # type: ignore[attr-defined]
+    assert spans == [(1000, 1000, 2), (9000, 600, 1)]

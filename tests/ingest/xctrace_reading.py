@@ -43,16 +43,41 @@ def child(cell: ET.Element, tag: str, ids: dict[str, ET.Element]) -> ET.Element:
     return ids[ref] if ref is not None else found
 
 
-def kernel_totals(path: Path) -> dict[str, tuple[int, int]]:
-    """(count, total ns) per GPU interval label, the process suffix cut off, blits left out
-    (they are copies)."""
-    totals: dict[str, tuple[int, int]] = {}
+def gpu_spans(path: Path) -> list[tuple[str, str, int, int, int]]:
+    """GPU work per encoder: (name, channel, command buffer, start, end), the rows of one
+    (command buffer, encoder, channel) that overlap merged into their union."""
+    spans: dict[tuple[str, str, str, str], list[list[int]]] = defaultdict(list)
+    names = {}
     for row in read_tables(path)["metal-gpu-intervals"]:
-        if (row["channel-name"].text or "").startswith("Blit"):
+        encoder = row["encoder-id"]
+        cb, channel = row["cmdbuffer-id"].text or "", row["channel-name"].text or ""
+        key = (cb, encoder.text or "" if encoder.tag != "sentinel" else repr(row), channel,
+               row["process"].get("fmt", ""))  # fmt: skip
+        names[key] = label_name(row["event-label"])
+        start = number(row["start"])
+        spans[key].append([start, start + number(row["duration"])])
+    out = []
+    for key, rows in spans.items():
+        rows.sort()
+        merged = [rows[0]]
+        for start, end in rows[1:]:
+            if start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        out += [(names[key], key[2], int(key[0]), s, e) for s, e in merged]
+    return out
+
+
+def kernel_totals(path: Path) -> dict[str, tuple[int, int]]:
+    """(count, total ns) per GPU interval label, the process suffix cut off, one encoder's
+    nested rows counted once, blits left out (they are copies)."""
+    totals: dict[str, tuple[int, int]] = {}
+    for name, channel, _, start, end in gpu_spans(path):
+        if channel.startswith("Blit"):
             continue
-        name = label_name(row["event-label"])
         count, total = totals.get(name, (0, 0))
-        totals[name] = (count + 1, total + number(row["duration"]))
+        totals[name] = (count + 1, total + end - start)
     return totals
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from tests.factories import Ingest
-from tests.ingest.xctrace_reading import kernel_totals, number, read_tables
+from tests.ingest.xctrace_reading import gpu_spans, kernel_totals, number, read_tables
 from tests.timeline.flow_pairs import chrome_doc, chrome_flows
 
 TRACE = Path(__file__).resolve().parents[1] / "data" / "xctrace" / "metal_system_trace.xml"
@@ -20,9 +20,9 @@ def test_xctrace_views(client: TestClient, ingest: Ingest) -> None:
     trace = client.get(f"/api/v1/traces/{trace_id}").json()
     assert trace["status"] == "ready" and trace["format"] == "xctrace_xml"
     tables = read_tables(TRACE)
-    gpu = tables["metal-gpu-intervals"]
-    blits = sum((r["channel-name"].text or "").startswith("Blit") for r in gpu)
-    assert trace["event_counts"]["kernel"] == len(gpu) - blits
+    spans = gpu_spans(TRACE)
+    blits = sum(channel.startswith("Blit") for _, channel, *_ in spans)
+    assert trace["event_counts"]["kernel"] == len(spans) - blits
 
     expected = sorted(kernel_totals(TRACE).items(), key=lambda kv: -kv[1][1])[:10]
     kernels = client.get(f"/api/v1/traces/{trace_id}/kernels").json()["items"][:10]
@@ -42,11 +42,7 @@ def test_xctrace_views(client: TestClient, ingest: Ingest) -> None:
         number(r["cmdbuffer-id"]): number(r["start"])
         for r in tables["metal-application-command-buffer-submissions"]
     }
-    expected_pairs = Counter(
-        (commits[number(r["cmdbuffer-id"])], number(r["start"]))
-        for r in gpu
-        if number(r["cmdbuffer-id"]) in commits
-    )
+    expected_pairs = Counter((commits[cb], start) for _, _, cb, start, _ in spans if cb in commits)
     raw = client.get(f"/api/v1/traces/{trace_id}/export.json").content
     pairs = chrome_flows(chrome_doc(raw)).pairs()
     assert Counter((s[2], f[2]) for (s, f), n in pairs.items() for _ in range(n)) == expected_pairs

@@ -21,7 +21,8 @@ from ingest._io import ByteStream
 from ingest.archive import ArchiveMember
 from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Device, Event, ParseReport, TraceFormat, TraceHeader
-from ingest.parsers.xctrace._tables import ACCEPTED, Mapper, RowView, check_columns
+from ingest.parsers.xctrace._nesting import EncoderSpans
+from ingest.parsers.xctrace._tables import ACCEPTED, GPU, Mapper, RowView, check_columns
 from ingest.parsers.xctrace._xml import ROOT, ExportReader, Table
 
 _MARKERS = (b"<" + ROOT.encode(), b"<trace-toc")
@@ -82,6 +83,7 @@ def _events(
     files: list[tuple[Path, str]], header: TraceHeader, report: ParseReport, *, max_bytes: int
 ) -> Iterator[Event]:
     mapper = Mapper()
+    spans = EncoderSpans()
     seen: dict[str, str] = {}
     report.bytes_total = sum(p.stat().st_size for p, _ in files)
     done = 0
@@ -94,8 +96,13 @@ def _events(
             index = indexes.get(id(table))
             if index is None:
                 index = indexes[id(table)] = check_columns(table, name)
-            yield mapper.event(RowView(row, name, index))
+            event = mapper.event(RowView(row, name, index))
+            if table.schema == GPU:
+                yield from spans.add(event)
+            else:
+                yield event
             report.bytes_done = done + stream.raw_done
+        yield from spans.flush()
         done += stream.raw_total
         report.bytes_done = done
         _note_tables(header, reader.tables)
