@@ -225,3 +225,29 @@ def test_an_encoders_nested_rows_are_one_kernel(tmp_path: Path) -> None:
     events = read(tmp_path, doc(first + nested + later, cols=cols))
     spans = sorted((e.start_ns, e.dur_ns, e.args["rows"]) for e in events)  # type: ignore[attr-defined]
     assert spans == [(1000, 1000, 2), (9000, 600, 1)]
+
+
+def test_driver_event_intervals_are_runtime_on_their_thread(tmp_path: Path) -> None:
+    """The columns of `metal-driver-event-intervals` as Instruments 27 lists them (memory
+    wiring by the driver), with the thread's process written once and referenced."""
+    cols = "".join(
+        f"<col><mnemonic>{m}</mnemonic><engineering-type>{t}</engineering-type></col>"
+        for m, t in (
+            ("start", "start-time"), ("duration", "duration"),
+            ("gpu-driver-name", "gpu-driver-name"), ("event-type", "gpu-driver-name"),
+            ("event-label", "formatted-label"), ("process", "process"), ("thread", "thread"),
+        )
+    )  # fmt: skip
+    row = (
+        '<row><start-time id="1">900969000</start-time><duration id="2">6625</duration>'
+        '<gpu-driver-name id="3" fmt="Driver Processing">Driver Processing</gpu-driver-name>'
+        '<gpu-driver-name id="4" fmt="Wire Memory">Wire Memory</gpu-driver-name>'
+        '<formatted-label id="5" fmt="Wire 16.00 KiB System Memory (Success)"/>'
+        '<process id="6" fmt="python (99926)"><pid id="7" fmt="99926">99926</pid></process>'
+        '<thread id="8" fmt="python (0x11ab9f0) (python, pid: 99926)"><tid id="9" '
+        'fmt="0x11ab9f0">18528752</tid><process ref="6"/></thread></row>'
+    )
+    (event,) = read(tmp_path, doc(row, schema="metal-driver-event-intervals", cols=cols))
+    assert (event.kind, event.name, event.pid, event.tid, event.start_ns, event.dur_ns) == (  # type: ignore[attr-defined]
+        EventKind.RUNTIME, "Driver Processing: Wire Memory", 99926, 0x11AB9F0, 900969000, 6625,
+    )  # fmt: skip
