@@ -138,6 +138,8 @@ def test_refs_and_sentinels(tmp_path: Path) -> None:
         (doc(ROW.format(dur=1) + ROW.format(dur=2)), 'id "1" is defined twice'),
         (doc(ROW.format(dur=1).replace('fmt="00:00.001"', 'fmt="' + "x" * 70_000 + '"')),
          "attribute fmt of <start-time> is 70,000 characters"),
+        (doc(ROW.format(dur=1).replace(">Compute<", ">" + "C" * 70_000 + "<")),
+         "text is over 65,536 characters"),
         (b'<?xml version="1.0"?><!DOCTYPE trace-query-result [<!ENTITY a "aaaaaaaaaa">'
          b'<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><trace-query-result>&b;'
          b"</trace-query-result>", "document type declaration"),
@@ -251,3 +253,12 @@ def test_driver_event_intervals_are_runtime_on_their_thread(tmp_path: Path) -> N
     assert (event.kind, event.name, event.pid, event.tid, event.start_ns, event.dur_ns) == (  # type: ignore[attr-defined]
         EventKind.RUNTIME, "Driver Processing: Wire Memory", 99926, 0x11AB9F0, 900969000, 6625,
     )  # fmt: skip
+
+
+def test_a_gzipped_export_reads_the_same(tmp_path: Path) -> None:
+    import gzip
+
+    with parse_file(TRACE) as parsed:
+        plain = [(e.kind, e.name, e.start_ns, e.dur_ns) for e in parsed.events]
+    events = read(tmp_path, gzip.compress(TRACE.read_bytes()), "trace.xml.gz")
+    assert [(e.kind, e.name, e.start_ns, e.dur_ns) for e in events] == plain  # type: ignore[attr-defined]
