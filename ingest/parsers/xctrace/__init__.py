@@ -21,8 +21,9 @@ from ingest._io import ByteStream
 from ingest.archive import ArchiveMember
 from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Device, Event, ParseReport, TraceFormat, TraceHeader
+from ingest.parsers.xctrace._mapping import Mapper
 from ingest.parsers.xctrace._nesting import EncoderSpans
-from ingest.parsers.xctrace._tables import ACCEPTED, GPU, Mapper, RowView, check_columns
+from ingest.parsers.xctrace._tables import ACCEPTED, GPU, RowView, check_columns
 from ingest.parsers.xctrace._xml import ROOT, ExportReader, Table
 
 _MARKERS = (b"<" + ROOT.encode(), b"<trace-toc")
