@@ -9,6 +9,7 @@ from ingest.errors import UnsupportedFormatError
 from ingest.events import TraceFormat
 from ingest.parsers.rocprof.sniff import sniff_format as sniff_rocprof
 from ingest.parsers.torch_memsnap import is_memory_snapshot
+from ingest.parsers.xctrace import looks_like_export as is_xctrace_export
 from ingest.tools import is_ncu_report, is_nsys_report
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -45,6 +46,8 @@ def detect_trace_format(path: Path, source: str = "") -> TraceFormat:
         )
     if (rocprof := sniff_rocprof(path, head)) is not None:
         return rocprof  # before Kineto: rocprof v1's results.json is a Chrome trace too
+    if is_xctrace_export(head):
+        return TraceFormat.XCTRACE_XML
     if head.startswith(_SQLITE_MAGIC) or is_nsys_report(head, name):
         return TraceFormat.NSYS_SQLITE  # the nsys parser names any missing tables
     if is_ncu_report(head, name):
@@ -58,7 +61,7 @@ def detect_trace_format(path: Path, source: str = "") -> TraceFormat:
         return TraceFormat.ROCPROF_CSV
     raise UnsupportedFormatError(
         f"{name}: not a trace perfdash recognises (expected torch.profiler JSON, "
-        f"an Nsight Systems sqlite export, Nsight Compute CSV, rocprof output or a "
-        f"torch.cuda.memory snapshot pickle); "
+        f"an Nsight Systems sqlite export, Nsight Compute CSV, rocprof output, an xctrace "
+        f"export or a torch.cuda.memory snapshot pickle); "
         f"it starts with {stripped[:32]!r}"
     )

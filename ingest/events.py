@@ -44,6 +44,7 @@ class TraceFormat(StrEnum):
     ROCPD_SQLITE = "rocpd_sqlite"
     ROCPROF_COMPUTE = "rocprof_compute"
     TORCH_MEMORY_SNAPSHOT = "torch_memory_snapshot"
+    XCTRACE_XML = "xctrace_xml"
 
 
 @dataclass(slots=True)

@@ -17,7 +17,7 @@ from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceHeader, flatten
 from ingest.memsnap import build_views
 from ingest.multirank import RankFile, merge_ranks
-from ingest.parsers import kineto, ncu, nsys, rocprof, torch_memsnap
+from ingest.parsers import kineto, ncu, nsys, rocprof, torch_memsnap, xctrace
 from ingest.tools import ExternalTools
 
 PARSER_VERSION = "2"
@@ -29,15 +29,17 @@ PARSERS: dict[TraceFormat, Parser] = {
     TraceFormat.NCU_CSV: ncu.parse,
     **dict.fromkeys(rocprof.FORMATS, rocprof.parse_one),
     TraceFormat.TORCH_MEMORY_SNAPSHOT: torch_memsnap.parse,
+    TraceFormat.XCTRACE_XML: xctrace.parse,
 }
 # Formats whose binary reports need a vendor tool: their parsers take `tools=ExternalTools`.
 TOOL_FORMATS = frozenset({TraceFormat.NSYS_SQLITE, TraceFormat.NCU_CSV})
 # Formats whose output is a folder of files read together (an archive of one is one trace):
 # `parser(folder, members, report, *, max_bytes, source)`.
 FolderParser = Callable[..., tuple[TraceHeader, Items]]
-FOLDER_PARSERS: dict[TraceFormat, FolderParser] = dict.fromkeys(
-    rocprof.FORMATS, rocprof.parse_members
-)
+FOLDER_PARSERS: dict[TraceFormat, FolderParser] = {
+    **dict.fromkeys(rocprof.FORMATS, rocprof.parse_members),
+    TraceFormat.XCTRACE_XML: xctrace.parse_members,
+}
 # Formats whose files are ranks of one job: an archive of several is one multi-rank trace.
 RANKED_FORMATS = frozenset({TraceFormat.KINETO})
 SUPPORTED_FORMATS = tuple(PARSERS)

@@ -137,7 +137,8 @@ class Collected:
     runtime: dict[Thread, list[tuple[int, int]]] = field(default_factory=dict)
     sync: dict[Thread, list[tuple[int, int]]] = field(default_factory=dict)
     comm: dict[LaneKey, int] = field(default_factory=dict)  # communication kernels per lane
-    first_kernel: dict[LaneKey, int] = field(default_factory=dict)  # event id, for its queue
+    # A lane's first kernel (else first copy): event id, for its queue or channel name.
+    first_kernel: dict[LaneKey, int] = field(default_factory=dict)
     longs: list[tuple[int, LaneKey, int, int]] = field(default_factory=list)  # id, lane, s, e
 
 
@@ -191,6 +192,7 @@ class TimelineCollector:
         by_lane: dict[LaneKey, list[Group]] = {}
         launches = _Launches()
         first_kernel: dict[LaneKey, tuple[int, int]] = {}  # (start, id)
+        first_copy: dict[LaneKey, tuple[int, int]] = {}  # names a lane of copies only
         extents: dict[LaneKey, Extent] = {}
         for (kind, rank, device, stream, pid, tid), group in self._groups.items():
             family = KIND_FAMILY[kind]
@@ -206,11 +208,15 @@ class TimelineCollector:
                     _account_kernels(out, first_kernel, comm, key, s)
                 elif kind == "runtime":
                     _account_runtime(out, launches, sync, (rank, pid, tid), s)
+                elif kind == "memcpy":
+                    first_copy[key] = min(first_copy.get(key, _first(s)), _first(s))
         out.launches = launches.finish()
         out.lanes = {
             key: Lane(groups, spill, extents[key], order) for key, groups in by_lane.items()
         }
-        out.first_kernel = {key: event_id for key, (_, event_id) in first_kernel.items()}
+        out.first_kernel = {
+            key: event_id for key, (_, event_id) in (first_copy | first_kernel).items()
+        }
         self._groups, self._spill = {}, None
         return out
 

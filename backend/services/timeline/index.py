@@ -187,7 +187,8 @@ def _lane_row(
 
 def _queues(events_path: Path, first_ids: list[int]) -> dict[int, object]:
     """AMD traces name GPU lanes by queue: read `args.queue` of each lane's first kernel
-    (a lane's first event may be a copy, which carries no queue)."""
+    (a lane's first event may be a copy, which carries no queue); Metal (xctrace) traces
+    by GPU channel, `args.channel`."""
     if not first_ids:
         return {}
     sql = "SELECT id, args FROM {events} WHERE id IN (SELECT unnest(?)) AND args IS NOT NULL"
@@ -196,6 +197,8 @@ def _queues(events_path: Path, first_ids: list[int]) -> dict[int, object]:
         args = orjson.loads(text)
         if isinstance(args, dict) and args.get("queue") is not None:
             queues[event_id] = args["queue"]
+        elif isinstance(args, dict) and isinstance(args.get("channel"), str):
+            queues[event_id] = lanes_mod.Channel(args["channel"])
     return queues
 
 

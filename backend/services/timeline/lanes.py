@@ -80,6 +80,13 @@ def sort_key(key: LaneKey) -> tuple[int, int, int, int, int, int]:
 NO_STREAM = frozenset({-1, (1 << 32) - 1, (1 << 64) - 1})
 
 
+class Channel(NamedTuple):
+    """A Metal GPU channel (Vertex, Fragment, Compute, Blit): how Instruments names the lanes
+    of an xctrace trace, passed to `lane_label` in place of a queue."""
+
+    name: str
+
+
 def lane_label(
     key: LaneKey, *, communication: bool = False, queue: object = None, show_rank: bool = True
 ) -> str:
@@ -91,6 +98,8 @@ def lane_label(
     'rank 3 · GPU 0 · stream 13 (NCCL)'
     >>> lane_label(LaneKey("gpu", None, 1, 0), queue=1)
     'GPU 1 · queue 1'
+    >>> lane_label(LaneKey("gpu", None, 0, 3), queue=Channel("Compute"))
+    'GPU 0 · Compute channel'
     >>> lane_label(LaneKey("annotation", None, 4242, 4242))
     'pid 4242 · thread 4242 · annotations'
 
@@ -107,6 +116,8 @@ def lane_label(
         return f"{prefix}GPU {key.a} · {what} (no stream)"
     if key.family in GPU_FAMILIES:
         where = f"queue {queue}" if queue is not None else f"stream {key.b}"
+        if isinstance(queue, Channel):
+            where = f"{queue.name} channel"
         suffix = {GPU: " (NCCL)" if communication else "", SYNC: " (sync)"}.get(
             key.family, " · annotations"
         )

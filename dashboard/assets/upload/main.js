@@ -48,7 +48,7 @@ class UploadArea {
       "div",
       { class: "upload-box", onclick: () => this.fileInput.click() },
       el("div", { class: "upload-lead" }, "Drop trace files or folders here, or ", chooser("choose files", this.fileInput), " or ", chooser("a folder", this.folderInput)),
-      el("div", { class: "muted small" }, "torch.profiler JSON(.gz), Nsight Systems sqlite, Nsight Compute CSV, rocprof v1/v2/v3, a PyTorch memory snapshot (.pickle), or a .zip/.tar.gz; the rank files of a DDP job can go up together as one multi-rank trace, and a trace with its run's memory snapshot as one trace. Parsing runs in the background."),
+      el("div", { class: "muted small" }, "torch.profiler JSON(.gz), Nsight Systems sqlite, Nsight Compute CSV, rocprof v1/v2/v3, Instruments xctrace export XML, a PyTorch memory snapshot (.pickle), or a .zip/.tar.gz; the rank files of a DDP job can go up together as one multi-rank trace, and a trace with its run's memory snapshot as one trace. Parsing runs in the background."),
     );
     this.zone.addEventListener("dragover", (e) => {
       e.preventDefault();
