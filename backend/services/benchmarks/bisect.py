@@ -271,17 +271,7 @@ def advance_for_run(session: Session, run_id: str) -> None:
 
 def series_commits(session: Session, bisect: Bisect, spec: BenchmarkSpec) -> list[str]:
     """good, the commits pushed between, bad: from the series when git cannot list them."""
-    benchmark = benchmark_name(spec.name, bisect.label)
-    rows = session.exec(
-        select(MetricRun.commit)
-        .where(
-            MetricRun.project == spec.project,
-            MetricRun.benchmark == benchmark,
-            MetricRun.branch == spec.branch,
-        )
-        .order_by(col(MetricRun.timestamp))
-    ).all()
-    ordered = list(dict.fromkeys(c for c in rows if c))
+    ordered = _pushed_commits(session, spec, benchmark_name(spec.name, bisect.label))
     if bisect.good in ordered and bisect.bad in ordered:
         inside = ordered[ordered.index(bisect.good) + 1 : ordered.index(bisect.bad)]
         return [bisect.good, *[c for c in inside if c not in (bisect.good, bisect.bad)], bisect.bad]
@@ -325,7 +315,8 @@ def _spec_of(session: Session, benchmark: str) -> tuple[BenchmarkSpec, str] | No
     return (spec, label) if spec is not None else None
 
 
-def _commit_before(session: Session, spec: BenchmarkSpec, benchmark: str, commit: str) -> str:
+def _pushed_commits(session: Session, spec: BenchmarkSpec, benchmark: str) -> list[str]:
+    """The distinct commits pushed to the spec branch's series, oldest first."""
     rows = session.exec(
         select(MetricRun.commit)
         .where(
@@ -335,7 +326,11 @@ def _commit_before(session: Session, spec: BenchmarkSpec, benchmark: str, commit
         )
         .order_by(col(MetricRun.timestamp))
     ).all()
-    ordered = list(dict.fromkeys(c for c in rows if c))
+    return list(dict.fromkeys(c for c in rows if c))
+
+
+def _commit_before(session: Session, spec: BenchmarkSpec, benchmark: str, commit: str) -> str:
+    ordered = _pushed_commits(session, spec, benchmark)
     at = ordered.index(commit) if commit in ordered else 0
     return ordered[at - 1] if at > 0 else ""
 
