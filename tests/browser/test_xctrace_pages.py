@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 TRACE = Path(__file__).resolve().parents[1] / "data" / "xctrace" / "metal_system_trace.xml"
 HOOK = "window.perfdashTimeline"
-FILE_INPUT = "#traces-upload input[type=file]"
+FILE_INPUT = "#traces-upload .upload-files-input"
+SEND = "#traces-upload .upload-send"
 
 
 def test_xctrace_trace_pages(
@@ -88,10 +89,13 @@ def test_xctrace_uploads_through_the_page(
     )
     page.goto(module_server.base_url + "/")
     page.set_input_files(FILE_INPUT, archive)
+    page.click(SEND)
     ready = page.locator('#traces-table tr[data-status="ready"]', has_text=archive.name)
     expect(ready).to_have_count(1, timeout=60_000)
     expect(ready).to_contain_text("xctrace_xml")
+    page.goto(module_server.base_url + "/")  # a fresh upload area
     page.set_input_files(FILE_INPUT, refused)
+    page.click(SEND)
     failed = page.locator('#traces-table tr[data-status="failed"]', has_text=refused.name)
     expect(failed).to_have_count(1, timeout=60_000)
     page.screenshot(path=artifacts / "xctrace_uploads.png", full_page=True)
