@@ -89,9 +89,18 @@ def _table_refresh_callback() -> dict[str, object]:
     """The request Dash's renderer sends when the traces page polls its list (the upload
     itself goes from the browser to the API, dashboard/assets/upload/)."""
     return {
-        "output": "traces-table.children",
-        "outputs": {"id": "traces-table", "property": "children"},
+        "output": "..traces-table.children...traces-rows.data...traces-seen.data..",
+        "outputs": [
+            {"id": "traces-table", "property": "children"},
+            {"id": "traces-rows", "property": "data"},
+            {"id": "traces-seen", "property": "data"},
+        ],
         "inputs": [{"id": "traces-poll", "property": "n_intervals", "value": 1}],
+        "state": [
+            {"id": "traces-query", "property": "data", "value": {}},
+            {"id": "traces-seen", "property": "data", "value": ""},
+            {"id": "traces-selection", "property": "data", "value": []},
+        ],
         "changedPropIds": ["traces-poll.n_intervals"],
     }
 
