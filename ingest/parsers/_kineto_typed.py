@@ -53,6 +53,10 @@ class KinetoEvent(msgspec.Struct, gc=False):
     ts: Number | UnsetType = UNSET
     dur: Number | UnsetType = UNSET
     args: dict[str, _Value] | None = None
+    # A flow event's fields (`_kineto_flows`); other events' `ph` is read and dropped.
+    ph: str | None = None
+    id: Number = None
+    bp: str | None = None
 
     def as_item(self) -> dict[str, Any]:
         """The element as the generic path sees it (the fields read; absent keys absent)."""
