@@ -9,7 +9,7 @@ keeping Kineto's copy would store, for a large trace, millions of rows that say 
 new.
 
 Times go through `ts_to_ns` like the events', so a flow's `ts` is the same ns as the op it
-sits on. Public surface: `add_flow`, `is_flow`, `REBUILT_CATEGORIES`.
+sits on. Public surface: `add_flow`, `add_typed_flow`, `is_flow`, `REBUILT_CATEGORIES`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from ingest.events import FLOW_PHASES, Flows, ParseReport
-from ingest.parsers._kineto_values import as_int, ts_to_ns
+from ingest.parsers._kineto_typed import KinetoEvent
+from ingest.parsers._kineto_values import as_int, float_us_to_ns, ts_to_ns
 
 REBUILT_CATEGORIES = frozenset({"ac2g"})
 # Categories that are flows whatever their `ph` says: a `fwdbwd` event of another phase is
@@ -39,6 +40,8 @@ def add_flow(
             raise ValueError(f"unknown flow phase {_short(phase)}")
         flow_id = _flow_id(item.get("id"))
         ts_ns = base_ns + ts_to_ns(item["ts"])
+        if not -_MAX_ID - 1 <= ts_ns <= _MAX_ID:
+            raise ValueError(f"time {_short(item['ts'])} is past 2**63 ns")
         pid, tid = _thread(item.get("pid"), "pid"), _thread(item.get("tid"), "tid")
     except (TypeError, ValueError, KeyError) as error:
         report.skip(f"traceEvents[{index}] (flow {_short(cat)}): {type(error).__name__}: {error}")
@@ -54,6 +57,37 @@ def add_flow(
         tid,
         item.get("bp") == "e",
     )
+
+
+def add_typed_flow(
+    e: KinetoEvent, index: int, base_ns: int, report: ParseReport, flows: Flows
+) -> None:
+    """`add_flow` for a typed element: the usual types (an int id, a float or int `ts`, int
+    pid and tid: msgspec has checked they fit int64) straight in, like the events' fast
+    path; anything else through `add_flow`, so its row or skip is the generic one."""
+    flow_id, ts, pid, tid, phase, cat, name = e.id, e.ts, e.pid, e.tid, e.ph, e.cat, e.name
+    if (
+        type(flow_id) is int
+        and flow_id >= 0
+        and phase in FLOW_PHASES
+        and type(pid) is int
+        and type(tid) is int
+        and type(cat) is str
+        and type(name) is str
+    ):
+        if type(ts) is float:
+            start = round(ts * 1000)
+            if start / 1000 != ts:
+                start = float_us_to_ns(ts)
+        elif type(ts) is int:
+            start = ts * 1000
+        else:
+            add_flow(e.as_item(), index, base_ns, report, flows)
+            return
+        if -_MAX_ID - 1 <= base_ns + start <= _MAX_ID:
+            flows.add(flow_id, cat, name, phase, base_ns + start, pid, tid, e.bp == "e")
+            return
+    add_flow(e.as_item(), index, base_ns, report, flows)
 
 
 def is_flow(cat: object, phase: object) -> bool:

@@ -37,7 +37,7 @@ from ingest.events import (
 )
 from ingest.parsers._json_stream import TraceArray, open_trace_array
 from ingest.parsers._kineto_blocks import Appends, KindColumns
-from ingest.parsers._kineto_flows import REBUILT_CATEGORIES, add_flow, is_flow
+from ingest.parsers._kineto_flows import REBUILT_CATEGORIES, add_flow, add_typed_flow, is_flow
 from ingest.parsers._kineto_typed import KinetoEvent, decode_piece
 from ingest.parsers._kineto_values import as_int, dur_to_ns, float_us_to_ns, ts_to_ns
 
@@ -238,7 +238,7 @@ def _typed_rows(
         if kind is None:
             if e.name != "[memory]":
                 if e.cat not in rebuilt and is_flow(e.cat, e.ph):
-                    add_flow(e.as_item(), index, base_ns, report, flows)
+                    add_typed_flow(e, index, base_ns, report, flows)
                 continue
             kind = memory
         ts, dur = e.ts, e.dur

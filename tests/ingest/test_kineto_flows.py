@@ -69,6 +69,7 @@ def test_fwdbwd_pair_is_kept_exactly_and_ac2g_is_not(tmp_path: Path) -> None:
         ({"ph": "q"}, "unknown flow phase 'q'"),
         ({"ts": None}, "null"),
         ({"ts": "soon"}, "'soon' is not a number"),
+        ({"ts": 9 * 10**15}, "past 2**63 ns"),  # an int64 µs, but not in ns
         ({"pid": 2**63}, "not a 64-bit integer"),
         ({"tid": 2**64 - 1}, "not a 64-bit integer"),
     ],
