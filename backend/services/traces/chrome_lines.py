@@ -123,19 +123,23 @@ SELECT line FROM (
 ) ORDER BY flow, ph DESC, line
 """
 # The source's own flow events (`flows.parquet`: Kineto's `fwdbwd`; same parameter), as
-# Kineto wrote them, in id order. Ids are unique per rank file only, so rank k's (from 0,
-# by rank) are `k * 10**digits + id` as the `ac2g` scopes are; Perfetto keys a v1 flow by
-# (cat, name, id), so these never join an `ac2g` flow of the same number.
+# Kineto wrote them, in the file's order. Ids are unique per rank file only, so in a
+# trace of several ranks rank k's (from 0, by rank) are `k * 10**digits + id`, as the
+# `ac2g` scopes are (in 128-bit integers: a source id may be near 2**63); Perfetto keys a
+# v1 flow by (cat, name, id), so these never join an `ac2g` flow of the same number.
 SOURCE_FLOWS_SQL = f"""
 SELECT ',{{"ph":"' || phase || '","id":' || flow || ',"pid":' || coalesce(pid, 0)
     || ',"tid":' || coalesce(tid, 0) || ',"ts":' || {_us("ts_ns - $1")}
     || ',"cat":' || to_json(cat)::VARCHAR || ',"name":' || to_json(name)::VARCHAR
     || (CASE WHEN enclosing THEN ',"bp":"e"' ELSE '' END) || '}}' AS line
 FROM (
-    SELECT *, flow_id::HUGEINT + (dense_rank() OVER (ORDER BY rank NULLS FIRST) - 1)
-        * pow(10, length((max(flow_id) OVER ())::VARCHAR))::HUGEINT AS flow
+    SELECT *, CASE WHEN min(rank) OVER () IS NOT DISTINCT FROM max(rank) OVER ()
+            AND count(rank) OVER () IN (0, count(*) OVER ())  -- one rank (or none)
+        THEN flow_id::VARCHAR
+        ELSE (flow_id::HUGEINT + (dense_rank() OVER (ORDER BY rank NULLS FIRST) - 1)
+            * pow(10, length((max(flow_id) OVER ())::VARCHAR))::HUGEINT)::VARCHAR END AS flow
     FROM {{flows}}
-) ORDER BY flow, CASE phase WHEN 's' THEN 0 WHEN 't' THEN 1 ELSE 2 END, ts_ns
+)
 """
 # The GPU tracks (device, stream) the export names with metadata events.
 GPU_STREAMS_SQL = f"""
