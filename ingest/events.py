@@ -130,7 +130,8 @@ class TraceHeader:
     `traces.trace_metadata`, served as `meta`); the other fields are parsed facts.
     `memory_snapshot` is the memory snapshot tab's data (`ingest.memsnap.build_views`) when
     the trace is, or came with, a PyTorch memory snapshot; the ingest stores it in the
-    trace's dataset, never in SQL.
+    trace's dataset, never in SQL. `flows` holds the source's own flow events (`Flows`),
+    filled while the events are read, for formats that carry them.
     """
 
     format: TraceFormat
@@ -140,6 +141,7 @@ class TraceHeader:
     base_time_ns: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     memory_snapshot: dict[str, Any] | None = None
+    flows: Flows | None = None
 
 
 @dataclass(slots=True)
@@ -157,3 +159,60 @@ class ParseReport:
         self.skipped += 1
         if len(self.warnings) < self.max_warnings:
             self.warnings.append(reason)
+
+
+FLOW_PHASES = ("s", "t", "f")
+
+
+@dataclass(slots=True)
+class Flows:
+    """The source's own flow events (Chrome trace `ph` s/t/f: start, step, finish), as
+    columns. They link events the source knew to be related (Kineto's forward op → its
+    backward op, `fwdbwd`); the dataset keeps them so an export can write them back.
+
+    Row i: flow `id[i]` of category `cat[i]` and `name[i]` has a `phase[i]` point at
+    `ts_ns[i]` (integer ns, absolute) on thread (`pid[i]`, `tid[i]`) of `rank[i]`;
+    `enclosing[i]` is the source's `bp: "e"` (bind to the enclosing slice, not the next).
+    """
+
+    id: list[int] = field(default_factory=list)
+    cat: list[str] = field(default_factory=list)
+    name: list[str] = field(default_factory=list)
+    phase: list[str] = field(default_factory=list)
+    ts_ns: list[int] = field(default_factory=list)
+    pid: list[int | None] = field(default_factory=list)
+    tid: list[int | None] = field(default_factory=list)
+    enclosing: list[bool] = field(default_factory=list)
+    rank: list[int | None] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.id)
+
+    def add(
+        self,
+        id_: int,
+        cat: str,
+        name: str,
+        phase: str,
+        ts_ns: int,
+        pid: int | None,
+        tid: int | None,
+        enclosing: bool,
+        rank: int | None = None,
+    ) -> None:
+        """Append one flow point."""
+        self.id.append(id_)
+        self.cat.append(cat)
+        self.name.append(name)
+        self.phase.append(phase)
+        self.ts_ns.append(ts_ns)
+        self.pid.append(pid)
+        self.tid.append(tid)
+        self.enclosing.append(enclosing)
+        self.rank.append(rank)
+
+    def extend(self, other: Flows, rank: int | None) -> None:
+        """Append every row of `other`, stamped with `rank` (a rank file's flows)."""
+        for column in ("id", "cat", "name", "phase", "ts_ns", "pid", "tid", "enclosing"):
+            getattr(self, column).extend(getattr(other, column))
+        self.rank.extend([rank] * len(other))

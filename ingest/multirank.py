@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.errors import ParseError
-from ingest.events import Device, Event, EventBlock, ParseReport, TraceHeader
+from ingest.events import Device, Event, EventBlock, Flows, ParseReport, TraceHeader
 
 _RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
 Items = Iterator[Event | EventBlock]
@@ -72,7 +72,8 @@ def merge_ranks(
             for d in rank_header.devices
         )
     report.bytes_total = sum(o[1].path.stat().st_size for o in opened)
-    return header, _chain(opened, report)
+    header.flows = Flows()
+    return header, _chain(opened, report, header.flows)
 
 
 def _rank_from_name(name: str, position: int) -> int:
@@ -83,9 +84,10 @@ def _rank_from_name(name: str, position: int) -> int:
 def _chain(
     opened: list[tuple[int, RankFile, TraceHeader, Items, ParseReport]],
     report: ParseReport,
+    flows: Flows,
 ) -> Items:
     done_bytes = 0
-    for rank, file, _, items, sub in opened:
+    for rank, file, rank_header, items, sub in opened:
         for i, item in enumerate(items):
             if isinstance(item, EventBlock):
                 item.rank = [rank] * len(item)  # the block stays columns
@@ -96,6 +98,8 @@ def _chain(
             yield item
         done_bytes += file.path.stat().st_size
         report.bytes_done = done_bytes
+        if rank_header.flows is not None:  # filled now that the file is read
+            flows.extend(rank_header.flows, rank)
         report.skipped += sub.skipped
         for warning in sub.warnings:
             if len(report.warnings) < report.max_warnings:

@@ -20,7 +20,7 @@ from ingest.multirank import RankFile, merge_ranks
 from ingest.parsers import kineto, ncu, nsys, rocprof, torch_memsnap, xctrace
 from ingest.tools import ExternalTools
 
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"
 Items = Iterator[Event | EventBlock]
 Parser = Callable[..., tuple[TraceHeader, Items]]
 PARSERS: dict[TraceFormat, Parser] = {

@@ -30,12 +30,14 @@ from ingest.events import (
     Event,
     EventBlock,
     EventKind,
+    Flows,
     ParseReport,
     TraceFormat,
     TraceHeader,
 )
 from ingest.parsers._json_stream import TraceArray, open_trace_array
 from ingest.parsers._kineto_blocks import Appends, KindColumns
+from ingest.parsers._kineto_flows import REBUILT_CATEGORIES, add_flow, add_typed_flow, is_flow
 from ingest.parsers._kineto_typed import KinetoEvent, decode_piece
 from ingest.parsers._kineto_values import as_int, dur_to_ns, float_us_to_ns, ts_to_ns
 
@@ -113,7 +115,8 @@ def parse(
     report.bytes_total = stream.raw_total
     array = open_trace_array(stream, decode=decode_piece)
     header = _read_header(array.top)
-    return header, _iter_events(array, stream, header.base_time_ns or 0, report)
+    header.flows = Flows()
+    return header, _iter_events(array, stream, header.base_time_ns or 0, report, header.flows)
 
 
 def _read_header(doc: dict[str, Any]) -> TraceHeader:
@@ -142,7 +145,7 @@ def _read_header(doc: dict[str, Any]) -> TraceHeader:
 
 
 def _iter_events(
-    array: TraceArray, stream: ByteStream, base_ns: int, report: ParseReport
+    array: TraceArray, stream: ByteStream, base_ns: int, report: ParseReport, flows: Flows
 ) -> Iterator[EventBlock]:
     columns = KindColumns(DEVICE_KINDS)
     appends = columns.appends
@@ -150,9 +153,9 @@ def _iter_events(
         for first, items in array.pieces:
             report.bytes_done = stream.raw_done
             if items and type(items[0]) is KinetoEvent:  # a typed piece is typed throughout
-                _typed_rows(items, first, base_ns, report, appends)
+                _typed_rows(items, first, base_ns, report, appends, flows)
             else:
-                _generic_rows(items, first, base_ns, report, appends)
+                _generic_rows(items, first, base_ns, report, appends, flows)
             if columns.full():
                 yield from columns.flush()
     except IngestError:  # what was read before the damage comes out first, as it did
@@ -163,9 +166,14 @@ def _iter_events(
 
 
 def _generic_rows(
-    items: list[Any], first: int, base_ns: int, report: ParseReport, appends: Appends
+    items: list[Any],
+    first: int,
+    base_ns: int,
+    report: ParseReport,
+    appends: Appends,
+    flows: Flows,
 ) -> None:
-    kinds = CATEGORY_KINDS
+    kinds, rebuilt = CATEGORY_KINDS, REBUILT_CATEGORIES
     for index, item in enumerate(items, first):
         if type(item) is not dict:
             report.skip(f"traceEvents[{index}]: not an object")
@@ -176,6 +184,8 @@ def _generic_rows(
             if item.get("name") == "[memory]":  # 2021 traces: memory instants had no cat
                 kind = EventKind.MEMORY
             else:
+                if (type(cat) is not str or cat not in rebuilt) and is_flow(cat, item.get("ph")):
+                    add_flow(item, index, base_ns, report, flows)
                 continue
         _append_or_skip(item, kind, index, base_ns, report, appends)
 
@@ -206,7 +216,12 @@ def _append_or_skip(
 
 
 def _typed_rows(
-    items: list[KinetoEvent], first: int, base_ns: int, report: ParseReport, appends: Appends
+    items: list[KinetoEvent],
+    first: int,
+    base_ns: int,
+    report: ParseReport,
+    appends: Appends,
+    flows: Flows,
 ) -> None:
     """`_generic_rows` for a typed piece: `_to_event` inlined for the fields' usual types.
 
@@ -215,13 +230,15 @@ def _typed_rows(
     skip and its message, is the generic path's.
     """
     kinds, device_kinds, kept_keys = CATEGORY_KINDS, DEVICE_KINDS, KEPT_ARGS
-    memory, unset = EventKind.MEMORY, UNSET
+    memory, unset, rebuilt = EventKind.MEMORY, UNSET, REBUILT_CATEGORIES
     start: int
     dur_ns: int
     for index, e in enumerate(items, first):
         kind = kinds.get(e.cat)  # type: ignore[arg-type]
         if kind is None:
             if e.name != "[memory]":
+                if e.cat not in rebuilt and is_flow(e.cat, e.ph):
+                    add_typed_flow(e, index, base_ns, report, flows)
                 continue
             kind = memory
         ts, dur = e.ts, e.dur

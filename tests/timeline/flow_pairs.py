@@ -40,7 +40,7 @@ def point(event: dict[str, Any], base_ns: int) -> Point:
 
 @dataclass
 class Flows:
-    """A trace's `ac2g` flow events by id: starts (`s`) and ends (`f`)."""
+    """A trace's flow events of one category by id: starts (`s`) and ends (`f`)."""
 
     starts: dict[int, list[Point]] = field(default_factory=lambda: defaultdict(list))
     ends: dict[int, list[Point]] = field(default_factory=lambda: defaultdict(list))
@@ -55,12 +55,13 @@ class Flows:
         )
 
 
-def chrome_flows(doc: dict[str, Any]) -> Flows:
-    """The `ac2g` flows of a Chrome trace document (from `chrome_doc`)."""
+def chrome_flows(doc: dict[str, Any], cat: str = "ac2g") -> Flows:
+    """The flows of category `cat` (Kineto's `ac2g` launch → GPU links, or its `fwdbwd`
+    forward → backward ones) of a Chrome trace document (from `chrome_doc`)."""
     base = int(doc.get("baseTimeNanoseconds", 0))
     flows = Flows()
     for event in doc["traceEvents"]:
-        if event.get("cat") == "ac2g" and event.get("ph") in ("s", "f"):
+        if event.get("cat") == cat and event.get("ph") in ("s", "f"):
             into = flows.starts if event["ph"] == "s" else flows.ends
             into[int(event["id"])].append(point(event, base))
     return flows

@@ -5,11 +5,13 @@ per ingest and parser version, and read by every page, export and analysis that 
 """
 
 from backend.services.datasets.cleanup import remove_trace_datasets, sweep_datasets
+from backend.services.datasets.flows import flow_table
 from backend.services.datasets.layout import EVENT_SCHEMA, MIX_COLUMNS
 from backend.services.datasets.reader import (
     arrow_batches_of_events,
     batches_of_events,
     events_file,
+    flows_file,
     memory_snapshot_file,
     query_events,
     query_file,
@@ -23,6 +25,8 @@ __all__ = [
     "arrow_batches_of_events",
     "batches_of_events",
     "events_file",
+    "flow_table",
+    "flows_file",
     "memory_snapshot_file",
     "query_events",
     "query_file",

@@ -1,13 +1,15 @@
 """Where a trace's columnar dataset lives in the blob store, and its Arrow schema.
 
 A dataset is a folder `<STORAGE_DIR>/datasets/<trace_id>/<name>/` holding `events.parquet`
-and the timeline's level-of-detail index (`blocks.parquet`, `gaps.parquet`);
+and the timeline's level-of-detail index (`blocks.parquet`, `gaps.parquet`), and, for a
+source with flow events of its own, `flows.parquet`;
 `name` is `v<parser version>-<attempt>`, so a re-ingest writes beside the dataset readers
 use and the trace row's `dataset` column moves to it only once it is complete. An ingest
 writes into `.tmp-<name>/` and renames it: a killed ingest leaves a temporary folder that
 no reader can see, which the sweeper removes (`sweep.py`).
 
-Public surface: `DATASETS`, `EVENTS_FILE`, `BLOCKS_FILE`, `GAPS_FILE`, `MEMORY_SNAPSHOT_FILE`,
+Public surface: `DATASETS`, `EVENTS_FILE`, `BLOCKS_FILE`, `GAPS_FILE`, `FLOWS_FILE`,
+`MEMORY_SNAPSHOT_FILE`, `FLOW_SCHEMA`,
 `TEMP_PREFIX`,
 `EVENT_SCHEMA`, `BLOCK_SCHEMA`, `MIX_COLUMNS`, `GAP_SCHEMA`, `TABLES`, `dataset_dir`,
 `trace_datasets_dir`.
@@ -21,6 +23,9 @@ DATASETS = "datasets"
 EVENTS_FILE = "events.parquet"
 BLOCKS_FILE = "blocks.parquet"
 GAPS_FILE = "gaps.parquet"
+# The source's own flow events (`ingest.events.Flows`; Kineto's `fwdbwd`), in datasets
+# written since parser version 3; a dataset without the file has no source flows.
+FLOWS_FILE = "flows.parquet"
 # The memory snapshot tab's data (`ingest.memsnap.build_views`), only in a dataset whose
 # trace is, or came with, a PyTorch memory snapshot.
 MEMORY_SNAPSHOT_FILE = "memory_snapshot.json"
@@ -79,8 +84,25 @@ GAP_SCHEMA = pa.schema(
         pa.field("cpu_sync_ns", pa.int64(), nullable=False),
     ]
 )
+# One row per flow point. `event_id` is the stored event the point binds to as Perfetto
+# binds it (the innermost event around `ts_ns` on its track; for an `f` without
+# `enclosing`, the next event to start there), null where none does.
+FLOW_SCHEMA = pa.schema(
+    [
+        pa.field("flow_id", pa.int64(), nullable=False),
+        pa.field("cat", pa.string(), nullable=False),
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("phase", pa.string(), nullable=False),
+        pa.field("ts_ns", pa.int64(), nullable=False),
+        pa.field("rank", pa.int32()),
+        pa.field("pid", pa.int64()),
+        pa.field("tid", pa.int64()),
+        pa.field("enclosing", pa.bool_(), nullable=False),
+        pa.field("event_id", pa.int64()),
+    ]
+)
 # SQL placeholders (`{events}`...) and the file each reads.
-TABLES = {"events": EVENTS_FILE, "blocks": BLOCKS_FILE, "gaps": GAPS_FILE}
+TABLES = {"events": EVENTS_FILE, "blocks": BLOCKS_FILE, "gaps": GAPS_FILE, "flows": FLOWS_FILE}
 
 
 def trace_datasets_dir(blob_dir: Path, trace_id: str) -> Path:

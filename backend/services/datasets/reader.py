@@ -7,11 +7,12 @@ connection, and closes it before it returns. A cursor is never left to a thread'
 one destroyed as a request thread exits while the interpreter shuts down aborts the process
 (DuckDB's destructor waits for the GIL, CPython ends the thread, `std::terminate`).
 
-SQL passed here names the dataset's tables as `{events}`, `{blocks}` and `{gaps}`:
+SQL passed here names the dataset's tables as `{events}`, `{blocks}`, `{gaps}` and
+`{flows}` (only where `flows_file` finds it):
 `query_events` binds them to the trace's files (`FROM {events}` becomes a scan of
 `events.parquet`, with row groups skipped by their min/max statistics).
 
-Public surface: `events_file`, `query_events`, `query_file`, `batches_of_events`,
+Public surface: `events_file`, `flows_file`, `query_events`, `query_file`, `batches_of_events`,
 `arrow_batches_of_events`.
 """
 
@@ -33,6 +34,7 @@ from backend.services.datasets.layout import (
     BLOCK_SCHEMA,
     BLOCKS_FILE,
     EVENTS_FILE,
+    FLOWS_FILE,
     MEMORY_SNAPSHOT_FILE,
     TABLES,
     dataset_dir,
@@ -75,6 +77,17 @@ def events_file(trace: Trace) -> Path:
             + ("" if trace.status != "ready" else "; run `perfdash db reindex`")
         )
     return dataset_dir(get_settings().blob_dir, trace.id, trace.dataset) / EVENTS_FILE
+
+
+def flows_file(trace: Trace) -> Path | None:
+    """The trace's `flows.parquet` (the source's own flow events), or None where its dataset
+    has none: the source had no flows, or the dataset predates them (parser version < 3).
+
+    Raises:
+        NotFoundError: the trace has no dataset (as `events_file`).
+    """
+    path = events_file(trace).with_name(FLOWS_FILE)
+    return path if path.is_file() else None
 
 
 def query_events(trace: Trace, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

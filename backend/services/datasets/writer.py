@@ -32,6 +32,8 @@ from backend.services.datasets.layout import (
     BLOCKS_FILE,
     EVENT_SCHEMA,
     EVENTS_FILE,
+    FLOW_SCHEMA,
+    FLOWS_FILE,
     GAP_SCHEMA,
     GAPS_FILE,
     MEMORY_SNAPSHOT_FILE,
@@ -124,6 +126,11 @@ class DatasetWriter:
             if not count:
                 out.write_table(schema.empty_table())
         return count
+
+    def write_flows(self, flows: pa.Table) -> None:
+        """The source's flow events (`layout.FLOW_SCHEMA`, `flows.flow_table`); none, no file."""
+        if flows.num_rows:
+            pq.write_table(flows.cast(FLOW_SCHEMA), self._temp / FLOWS_FILE, compression="zstd")
 
     def write_memory_snapshot(self, views: dict[str, Any]) -> None:
         """The memory snapshot tab's data, as one compact JSON file (small: segments, holes,

@@ -20,7 +20,7 @@ from sqlmodel import Session, col
 from backend.core.allocator import pin_mmap_threshold
 from backend.core.config import Settings
 from backend.models import KernelStatRecord, Trace, TraceStatus
-from backend.services.datasets import DatasetWriter, remove_trace_datasets
+from backend.services.datasets import DatasetWriter, flow_table, remove_trace_datasets
 from backend.services.loading.batches import event_batches
 from backend.services.loading.progress import ProgressReporter
 from backend.services.timeline import TimelineCollector, write_timeline_index
@@ -182,6 +182,9 @@ def _store(
         force=True,
     )
     write_timeline_index(conn, trace_id, timeline.finish(), writer)
+    flows = parsed.header.flows
+    if flows:
+        writer.write_flows(flow_table(flows, parsed.header.rank, writer.events_path))
     if parsed.header.memory_snapshot is not None:
         writer.write_memory_snapshot(parsed.header.memory_snapshot)
     summary = aggregator.summary(parsed.header)  # first: it resolves each kernel's launching op

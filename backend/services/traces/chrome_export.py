@@ -1,7 +1,9 @@
 """Any stored trace as Chrome trace JSON (the Kineto flavour Perfetto UI and perfdash read).
 
-DuckDB writes each event, and each CPU launch → GPU work flow (`ph` `s`/`f`, Kineto's
-`ac2g`), as a line of JSON text straight from the trace's dataset (`chrome_lines.py`);
+DuckDB writes each event, each CPU launch → GPU work flow (`ph` `s`/`f`, Kineto's
+`ac2g`, rebuilt from correlation ids for every format) and each flow the source carried
+(Kineto's forward → backward `fwdbwd`), as a line of JSON text straight from the trace's
+dataset (`chrome_lines.py`);
 the lines stream out a batch at a time, so exporting a multi-million-event trace needs no
 more memory than one batch and no Python object per event. Times are written in µs
 relative to `baseTimeNanoseconds` (the trace start, floored to a µs), exact to the ns;
@@ -19,8 +21,13 @@ import orjson
 import pyarrow as pa
 
 from backend.models.traces import Trace
-from backend.services.datasets import arrow_batches_of_events, query_events
-from backend.services.traces.chrome_lines import EVENTS_SQL, FLOWS_SQL, GPU_STREAMS_SQL
+from backend.services.datasets import arrow_batches_of_events, flows_file, query_events
+from backend.services.traces.chrome_lines import (
+    EVENTS_SQL,
+    FLOWS_SQL,
+    GPU_STREAMS_SQL,
+    SOURCE_FLOWS_SQL,
+)
 
 
 def export_chrome_trace(trace: Trace) -> Iterator[bytes]:
@@ -33,7 +40,10 @@ def export_chrome_trace(trace: Trace) -> Iterator[bytes]:
     gpus = sorted(query_events(trace, GPU_STREAMS_SQL))
     events = arrow_batches_of_events(trace, EVENTS_SQL, [base])
     flows = arrow_batches_of_events(trace, FLOWS_SQL, [base])
-    return _chunks(trace, base, chain(events, flows), gpus)
+    source: Iterator[pa.RecordBatch] = iter(())
+    if flows_file(trace) is not None:
+        source = arrow_batches_of_events(trace, SOURCE_FLOWS_SQL, [base])
+    return _chunks(trace, base, chain(events, flows, source), gpus)
 
 
 def _chunks(

@@ -1,4 +1,4 @@
-"""The DuckDB queries that write a trace's events and CPU→GPU flows as Chrome trace JSON.
+"""The DuckDB queries that write a trace's events and flows as Chrome trace JSON.
 
 Every output row is one finished JSON object as text, built inside the query and led by
 the comma that separates it from the one before (the export drops the file's first), so
@@ -20,7 +20,11 @@ scope's ids are the correlation ids (a single-rank trace's flows read like Kinet
 scope k's (from 0, by rank then pid) are `k * 10**digits + correlation`, `digits` the
 width of the largest correlation id.
 
-Public surface: `EVENTS_SQL`, `FLOWS_SQL`, `GPU_STREAMS_SQL`.
+The source's own flows (Kineto's forward → backward `fwdbwd`) come back from the dataset's
+`flows.parquet` as Kineto wrote them (`SOURCE_FLOWS_SQL`); a dataset without the file
+(no source flows, or written before parser version 3) exports without them.
+
+Public surface: `EVENTS_SQL`, `FLOWS_SQL`, `SOURCE_FLOWS_SQL`, `GPU_STREAMS_SQL`.
 """
 
 CATEGORIES = {
@@ -117,6 +121,25 @@ SELECT line FROM (
         || ',"cat":"ac2g","name":"ac2g","bp":"e"}}'
     FROM flows
 ) ORDER BY flow, ph DESC, line
+"""
+# The source's own flow events (`flows.parquet`: Kineto's `fwdbwd`; same parameter), as
+# Kineto wrote them, in the file's order. Ids are unique per rank file only, so in a
+# trace of several ranks rank k's (from 0, by rank) are `k * 10**digits + id`, as the
+# `ac2g` scopes are (in 128-bit integers: a source id may be near 2**63); Perfetto keys a
+# v1 flow by (cat, name, id), so these never join an `ac2g` flow of the same number.
+SOURCE_FLOWS_SQL = f"""
+SELECT ',{{"ph":"' || phase || '","id":' || flow || ',"pid":' || coalesce(pid, 0)
+    || ',"tid":' || coalesce(tid, 0) || ',"ts":' || {_us("ts_ns - $1")}
+    || ',"cat":' || to_json(cat)::VARCHAR || ',"name":' || to_json(name)::VARCHAR
+    || (CASE WHEN enclosing THEN ',"bp":"e"' ELSE '' END) || '}}' AS line
+FROM (
+    SELECT *, CASE WHEN min(rank) OVER () IS NOT DISTINCT FROM max(rank) OVER ()
+            AND count(rank) OVER () IN (0, count(*) OVER ())  -- one rank (or none)
+        THEN flow_id::VARCHAR
+        ELSE (flow_id::HUGEINT + (dense_rank() OVER (ORDER BY rank NULLS FIRST) - 1)
+            * pow(10, length((max(flow_id) OVER ())::VARCHAR))::HUGEINT)::VARCHAR END AS flow
+    FROM {{flows}}
+)
 """
 # The GPU tracks (device, stream) the export names with metadata events.
 GPU_STREAMS_SQL = f"""
