@@ -191,9 +191,21 @@ def test_noise_route_without_aa_runs_and_past_its_limits(
         assert [e["loc"] for e in response.json()["detail"]] == [["query", field]]
 
 
+def _evaluations(engine: Engine) -> int:
+    with Session(engine) as session:
+        return len(session.exec(select(SlaEvaluation)).all())
+
+
 def test_migration_0018_matches_the_models_and_downgrades(
-    settings: Settings, engine: Engine
+    settings: Settings, engine: Engine, client: TestClient, auth: dict[str, str]
 ) -> None:
+    """Down and up again with an SLA that has evaluations: on SQLite both directions copy
+    the `slas` table (batch mode), which must not cascade-delete its evaluations."""
+    post_sla(client, auth, name="kept", rule="relative", tolerance_pct=5, baseline_runs=1)
+    for i in range(2):
+        _push(client, auth, f"k{i}", 100.0)
+    evaluations = _evaluations(engine)
+    assert evaluations >= 2
     ours = ("require_stable", "last_skip_reason", "tolerance_pct", "aa_repeats", "aa_group")
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
@@ -203,7 +215,11 @@ def test_migration_0018_matches_the_models_and_downgrades(
     command.downgrade(config, "0016")
     engine.dispose()
     assert "require_stable" not in {c["name"] for c in inspect(engine).get_columns("slas")}
+    with engine.connect() as conn:  # the 0016 table: SlaEvaluation's model has no new column
+        kept = conn.exec_driver_sql("SELECT count(*) FROM sla_evaluations").scalar_one()
+    assert kept == evaluations
     command.upgrade(config, "head")
     engine.dispose()
     columns = {c["name"]: c for c in inspect(engine).get_columns("slas")}
     assert columns["tolerance_pct"]["nullable"] and "require_stable" in columns
+    assert _evaluations(engine) == evaluations
