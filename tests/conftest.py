@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import uvicorn
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 
@@ -132,3 +135,18 @@ def ingest(client: TestClient, engine: Engine, settings: Settings) -> Ingest:
         return upload_and_ingest(client, engine, settings, source, name)
 
     return run
+
+
+@pytest.fixture
+def server(settings: Settings) -> Iterator[str]:
+    """The API on a real uvicorn in a thread, on the test's database."""
+    config = uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_level="warning")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    while not srv.started:
+        time.sleep(0.05)
+    port = srv.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(timeout=10)

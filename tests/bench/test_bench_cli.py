@@ -3,18 +3,13 @@
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
-import uvicorn
 from sqlmodel import Session
 
-from backend.core.config import Settings
 from backend.core.db import get_engine
-from backend.main import create_app
 from backend.services.benchmarks.runners import register_runner
 from workers.cli.main import main
 
@@ -22,21 +17,6 @@ SPEC = {"name": "copy-small", "workload": "copy", "sweep": {"size_bytes": [4096]
 WARNING = (
     "perfdash: warning: no runner on queue gpu; start `perfdash worker --queues gpu` on a GPU host"
 )
-
-
-@pytest.fixture
-def server(settings: Settings) -> Iterator[str]:
-    """The API on a real uvicorn in a thread, on the test's database."""
-    config = uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    while not srv.started:
-        time.sleep(0.05)
-    port = srv.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
 
 
 def test_wait_with_no_runner_warns_and_gives_up_at_the_timeout(

@@ -5,17 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
-from backend.core.config import Settings
-from backend.main import create_app
 from tests.factories import native
 from workers.cli.main import main
 
@@ -36,21 +30,6 @@ slas:
     metric: time_ms
     threshold: 0.000001
 """
-
-
-@pytest.fixture
-def server(settings: Settings) -> Iterator[str]:
-    """The API on a real uvicorn in a thread, on the test's database."""
-    config = uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    while not srv.started:
-        time.sleep(0.05)
-    port = srv.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
 
 
 def _perfdash(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
