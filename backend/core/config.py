@@ -5,6 +5,7 @@ The defaults are the embedded setup: SQLite and a filesystem Celery broker under
 PostgreSQL and ``BROKER_URL`` to Redis.
 """
 
+import os
 from functools import lru_cache
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
@@ -50,6 +51,13 @@ class Settings(BaseSettings):
     )
     ingest_time_limit_s: int = Field(
         default=3600, gt=0, description="Hard time limit of an ingest task."
+    )
+    serve_worker_concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description="Worker processes of the Celery worker `perfdash serve` starts; unset "
+        "means one per CPU core, so uploads ingest side by side.",
     )
     access_log: bool = Field(
         default=False,
@@ -256,6 +264,11 @@ class Settings(BaseSettings):
     def visibility_timeout_s(self) -> int:
         """Redis redelivery delay, kept above the ingest time limit by default."""
         return self.broker_visibility_timeout_s or self.ingest_time_limit_s * 2
+
+    @property
+    def embedded_worker_processes(self) -> int:
+        """`SERVE_WORKER_CONCURRENCY`, or the machine's CPU cores when it is unset."""
+        return self.serve_worker_concurrency or os.cpu_count() or 1
 
     @property
     def broker_dir(self) -> Path:

@@ -94,6 +94,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _spawn_worker() -> subprocess.Popen[bytes]:
+    from backend.core.config import get_settings
+
     cmd = [
         sys.executable,
         "-m",
@@ -102,7 +104,7 @@ def _spawn_worker() -> subprocess.Popen[bytes]:
         "--queues",
         ",".join(CPU_QUEUES),  # ingest and webhook deliveries
         "--concurrency",
-        "1",
+        str(get_settings().embedded_worker_processes),
     ]
     log.info("starting worker: %s", " ".join(cmd))
     return subprocess.Popen(cmd)
