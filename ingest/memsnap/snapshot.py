@@ -12,6 +12,7 @@ Public surface: `load_snapshot`, `Snapshot`, `Segment`, `Block`, `TraceEntry`, `
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,10 +26,12 @@ _MAX_LINE = 1 << 63
 # dataclass with its frames tuple). Used to count the cost of what a pickle expands to.
 _SLOT_BYTES = 8
 _RECORD_BYTES = 128
-# The read may build this many bytes per byte of pickle (at least `_MIN_BUDGET`): the
-# H200 sample builds 4, and torch shares each distinct frame dict, so a long history of
-# deep stacks costs 2 to 5 pickle bytes per frame of about 80 characters.
-_BYTES_PER_PICKLE_BYTE = 64
+# The read may build this many bytes per byte of pickle (at least `_MIN_BUDGET`). A frame
+# used again counts its whole text, though only its pointer is stored: the H200 sample
+# builds 4.4 per byte; torch shares each distinct frame dict, so a long history of deep
+# stacks costs 2 to 5 pickle bytes a frame of about 80 characters (16 to 40); a synthetic
+# 100k-entry history whose 40-frame stacks are shared whole lists builds 63.
+_BYTES_PER_PICKLE_BYTE = 128
 _MIN_BUDGET = 64 << 20
 
 
@@ -112,11 +115,11 @@ class _Reader:
                 "(shared objects count each time they are used); refused as too large",
             )
 
-    def items(self, value: Any, path: str) -> list[Any]:
+    def items(self, value: Any, path: str) -> Sequence[Any]:
         if not isinstance(value, list | tuple):
             raise self.fail(path, f"expected a list, found {type(value).__name__}")
         self.count(len(value), _SLOT_BYTES * len(value), path)
-        return list(value)
+        return value
 
     def record(self, path: str) -> None:
         """Charge one built record (a block, an entry, an annotation)."""
@@ -186,8 +189,8 @@ def load_snapshot(
         source: the file name, for error messages.
         max_items: refuse snapshots with more list elements than this in total.
         max_bytes: refuse snapshots whose records and stack text, counted as built (a
-            shared object each time it is used), pass this; default 64 bytes per byte of
-            pickle, at least 64 MiB.
+            shared object each time it is used), pass this; default 128 bytes per byte
+            of pickle, at least 64 MiB.
 
     Raises:
         ParseError: unsafe or unreadable pickle, a field of the wrong type (with its
