@@ -60,18 +60,22 @@ def read_zip_directory(f: IO[bytes]) -> ZipDirectory | None:
 def _zip64(f: IO[bytes], eocd_at: int, directory: ZipDirectory) -> ZipDirectory:
     """The zip64 record's figures, when its locator sits just before the end record."""
     locator_at = eocd_at - _LOCATOR.size
-    if locator_at < 0:
+    if _record(f, locator_at, _LOCATOR, _LOCATOR_SIG) is None:
         return directory
-    f.seek(locator_at)
-    locator = f.read(_LOCATOR.size)
-    if len(locator) != _LOCATOR.size or locator[:4] != _LOCATOR_SIG:
+    record = _record(f, locator_at - _EOCD64.size, _EOCD64, _EOCD64_SIG)
+    if record is None:
         return directory
-    record_at = locator_at - _EOCD64.size
-    if record_at < 0:
-        return directory
-    f.seek(record_at)
-    data = f.read(_EOCD64.size)
-    if len(data) != _EOCD64.size or data[:4] != _EOCD64_SIG:
-        return directory
-    record = _EOCD64.unpack(data)
     return ZipDirectory(entries=max(record[6], record[7]), size=record[8], zip64=True)
+
+
+def _record(
+    f: IO[bytes], at: int, shape: struct.Struct, signature: bytes
+) -> tuple[int, ...] | None:
+    """The record of `shape` at byte `at`, or None when it is not there."""
+    if at < 0:
+        return None
+    f.seek(at)
+    data = f.read(shape.size)
+    if len(data) != shape.size or data[:4] != signature:
+        return None
+    return shape.unpack(data)

@@ -2,10 +2,10 @@
 before `zipfile` parses the directory into memory.
 
 Each archive is written here: one real member, then a central directory of a million
-entries of 47 bytes (47 MB, written in pieces and removed after), with an end record that tells the truth, one that lies about
-the count (only the size gives it away), and a zip64 one. Read in a fresh Python
-(`tests/bounded.py`); before the end record was read, zipfile built every entry first
-(1M entries in 51 MB took 593 MB).
+entries of 47 bytes (47 MB, written in pieces and removed after), with an end record
+that tells the truth, one that lies about the count (only the size gives it away), and a
+zip64 one. Read in a fresh Python (`tests/bounded.py`); before the end record was read,
+zipfile built every entry first (these took 476 MB and 5 s CPU).
 """
 
 from __future__ import annotations
