@@ -60,7 +60,16 @@ class Limits:
 
 
 def run_in_child(events: Path, sql: str, limits: Limits) -> Outcome:
-    """Execute `sql` over `events` in a sandbox in a child process; its outcome."""
+    """Execute `sql` over `events` in a sandbox in a child process; its outcome.
+
+    The child reads `events` through a private hard link (`private_link`), made and
+    removed here, so a child killed at the deadline leaves no link behind.
+    """
+    with private_link(events) as link:
+        return _run(link, sql, limits)
+
+
+def _run(events: Path, sql: str, limits: Limits) -> Outcome:
     context = _context()
     receive, send = context.Pipe(duplex=False)
     args = (send, str(events), sql, limits)
@@ -94,12 +103,11 @@ def _child_main(send: Connection, events: str, sql: str, limits: Limits) -> None
     """The child: cap the address space, open the sandbox, run, send the outcome."""
     try:
         _cap_address_space(_bytes(limits.memory) + _HEADROOM)
-        with private_link(Path(events)) as path:
-            con = open_sandbox(path, threads=limits.threads, memory_limit=limits.memory)
-            try:
-                outcome = _execute(con, sql, limits)
-            finally:
-                con.close()
+        con = open_sandbox(Path(events), threads=limits.threads, memory_limit=limits.memory)
+        try:
+            outcome = _execute(con, sql, limits)
+        finally:
+            con.close()
     except MemoryError:
         outcome = ("error", "memory", "out of memory")
     except Exception as e:  # anything else: the child says what, the API answers 422

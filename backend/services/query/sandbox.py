@@ -18,9 +18,10 @@ scan an ASOF join did not finish in 5 s where the Parquet reader took 17 ms (Duc
 The statement-type check in `run.py` is a second wall: only one SELECT reaches DuckDB.
 
 The query's child reads the trace through `private_link`, a hard link in a fresh private
-temporary folder, so `duckdb_settings()` (`allowed_paths`) and the views' SQL name that
-link, not where the blob store is. DuckDB resolves symbolic links before it checks a path,
-so only a hard link (same file system) can do this.
+temporary folder (made and removed by the API process around the child), so
+`duckdb_settings()` (`allowed_paths`) and the views' SQL name that link, not where the
+blob store is. DuckDB resolves symbolic links before it checks a path, so only a hard
+link (same file system) can do this.
 
 Public surface: `open_sandbox`, `private_link`.
 """
