@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 
 from ingest._io import GZIP_MAGIC, read_head
+from ingest._zip_directory import read_zip_directory
 from ingest.errors import DiskFullError, ParseError, is_disk_full
 from ingest.tools import REPORT_PREFIX
 
@@ -43,6 +44,10 @@ _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 _TAR_MAGIC_OFFSET = 257
 _TAR_MAGIC = b"ustar"
 _CHUNK = 1 << 20
+# A central directory entry is 46 bytes plus its name and extra fields; real ones are under
+# 200. The directory may average this much per allowed entry, so a directory of many tiny
+# entries (which zipfile would parse whole into memory) is refused before it is read.
+_MAX_DIRECTORY_BYTES_PER_ENTRY = 1024
 # Long-name and pax headers are read into memory by tarfile; real ones are a few hundred bytes.
 _MAX_TAR_META_BYTES = 1 << 20
 _TAR_META_TYPES = frozenset(
@@ -179,27 +184,49 @@ class _Limits:
         return ArchiveMember(name=name, path=dest)
 
 
+def _check_zip_directory(f: IO[bytes], limits: _Limits) -> None:
+    """Refuse a central directory past the entry limit, by its end record, before
+    `zipfile` reads it whole (the record's count and size are what zipfile will use)."""
+    directory = read_zip_directory(f)
+    if directory is None:
+        return  # zipfile says what is wrong
+    kind = "zip64 " if directory.zip64 else ""
+    if directory.entries > limits.max_files:
+        raise limits.error(
+            f"the archive has more than {limits.max_files} entries (its {kind}end record "
+            f"says {directory.entries})"
+        )
+    max_size = limits.max_files * _MAX_DIRECTORY_BYTES_PER_ENTRY
+    if directory.size > max_size:
+        raise limits.error(
+            f"the archive's central directory is {directory.size} bytes (its {kind}end "
+            f"record), more than {max_size} for at most {limits.max_files} entries"
+        )
+
+
 def _extract_zip(path: Path, root: Path, limits: _Limits) -> list[ArchiveMember]:
     members: list[ArchiveMember] = []
     current: str | None = None
     try:
-        with zipfile.ZipFile(path) as zf:
-            for info in zf.infolist():
-                current = info.filename
-                limits.count_entry(current)
-                mode = info.external_attr >> 16
-                if stat.S_ISLNK(mode):
-                    raise limits.error("links are not allowed in archives", current)
-                if info.is_dir() or stat.S_ISDIR(mode):
-                    limits.safe_name(current)
-                    continue
-                if stat.S_IFMT(mode) and not stat.S_ISREG(mode):
-                    raise limits.error("only regular files are allowed in archives", current)
-                if info.flag_bits & 0x1:
-                    raise limits.error("encrypted archive members are not supported", current)
-                name = limits.safe_name(current)
-                with zf.open(info) as src:
-                    members.append(limits.copy(src, root, name))
+        with path.open("rb") as f:
+            _check_zip_directory(f, limits)
+            with zipfile.ZipFile(f) as zf:
+                for info in zf.infolist():
+                    current = info.filename
+                    limits.count_entry(current)
+                    mode = info.external_attr >> 16
+                    if stat.S_ISLNK(mode):
+                        raise limits.error("links are not allowed in archives", current)
+                    if info.is_dir() or stat.S_ISDIR(mode):
+                        limits.safe_name(current)
+                        continue
+                    if stat.S_IFMT(mode) and not stat.S_ISREG(mode):
+                        raise limits.error("only regular files are allowed in archives", current)
+                    if info.flag_bits & 0x1:
+                        raise limits.error("encrypted archive members are not supported", current)
+                    name = limits.safe_name(current)
+                    with zf.open(info) as src:
+                        members.append(limits.copy(src, root, name))
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as e:
         _raise_if_disk_full(e, limits.source)
         raise limits.error(f"zip archive is truncated or corrupt: {e}", current) from e

@@ -217,6 +217,12 @@ class Settings(BaseSettings):
     query_max_rows: int = Field(
         default=100_000, ge=1, le=1_000_000, description="Most rows one SQL query returns."
     )
+    query_max_answer_bytes: int = Field(
+        default=32 << 20,
+        ge=1024,
+        description="Most bytes of rows (as JSON) one SQL query answers; the rows are cut in "
+        "the query's own process, and the answer says so (`truncated_by: bytes`).",
+    )
     query_threads: int = Field(default=2, ge=1, description="DuckDB threads of one SQL query.")
     query_concurrency: int = Field(
         default=2,

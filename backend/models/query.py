@@ -3,7 +3,7 @@
 Computed on request from the trace's dataset (`backend.services.query`); no tables.
 """
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 from sqlmodel import SQLModel
@@ -37,7 +37,15 @@ class QueryResultPublic(SQLModel):
         description="Values as JSON: integers exact, NaN and infinities as null, dates and "
         "times as ISO 8601 text, blobs as hex, lists and structs as JSON."
     )
-    truncated: bool = Field(description="True when the result had more rows than `limit`.")
+    truncated: bool = Field(
+        description="True when rows were cut: the result had more than `limit`, or its rows "
+        "reached QUERY_MAX_ANSWER_BYTES."
+    )
+    truncated_by: Literal["rows", "bytes"] | None = Field(
+        default=None,
+        description="What cut the rows: `rows` (the `limit`) or `bytes` (the answer's size "
+        "limit, QUERY_MAX_ANSWER_BYTES); null when nothing was cut.",
+    )
     elapsed_ms: float
 
 

@@ -6,7 +6,7 @@ Public surface: `run_query`, `get_query_schema`, `QueryResult`, `QuerySchema`,
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from dashboard.api.client import ApiClient
 
@@ -29,6 +29,7 @@ class QueryResult(TypedDict):
     types: list[str]
     rows: list[list[Any]]
     truncated: bool
+    truncated_by: NotRequired[Literal["rows", "bytes"] | None]
     elapsed_ms: float
 
 

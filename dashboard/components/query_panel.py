@@ -67,7 +67,9 @@ def _grid(result: QueryResult, id_prefix: str) -> AgGrid:
 def _result(result: QueryResult, id_prefix: str) -> list[Component]:
     n = len(result["rows"])
     summary = f"{format_count(n)} row{'s' if n != 1 else ''}"
-    if result["truncated"]:
+    if result.get("truncated_by") == "bytes":
+        summary += " (cut at the answer's size limit, QUERY_MAX_ANSWER_BYTES; more matched)"
+    elif result["truncated"]:
         summary += f" (cut at the limit of {format_count(n)}; more matched)"
     summary += f" · {result['elapsed_ms']:.0f} ms"
     parts: list[Component] = [

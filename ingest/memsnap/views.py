@@ -8,15 +8,17 @@
 - the top allocation stacks live at the peak, by bytes;
 - the peak within each annotated phase (record_function START/END marks).
 
-Public surface: `build_views`, `MAX_POINTS`, `TOP_STACKS`, `VIEWS_VERSION`.
+Public surface: `build_views`, `MAX_POINTS`, `TOP_STACKS`, `MAX_VIEWS_BYTES`, `VIEWS_VERSION`.
 """
 
 from __future__ import annotations
 
 import bisect
+import json
 from collections import defaultdict
 from typing import Any
 
+from ingest.errors import ParseError
 from ingest.memsnap.replay import Replay, State, replay
 from ingest.memsnap.snapshot import Annotation, Frames, Snapshot
 
@@ -25,6 +27,9 @@ MAX_POINTS = 4000
 TOP_STACKS = 20
 MAX_FRAMES = 16
 MAX_PHASES = 2000
+# Every viewer of the trace downloads the views whole: a snapshot whose views would be
+# larger is refused (a real one's are kilobytes to a few megabytes).
+MAX_VIEWS_BYTES = 32 << 20
 NO_STACK = "(no Python stack: allocated from C++, e.g. autograd's backward thread)"
 JSON = dict[str, Any]
 
@@ -35,13 +40,24 @@ def build_views(snapshot: Snapshot, phases_source: str = "snapshot annotations")
     Args:
         snapshot: the loaded snapshot.
         phases_source: where `snapshot.annotations` came from, shown with the phases.
+
+    Raises:
+        ParseError: the views as JSON would be over `MAX_VIEWS_BYTES` (their size named).
     """
     devices = sorted({s.device for s in snapshot.segments} | set(snapshot.traces))
-    return {
+    views = {
         "version": VIEWS_VERSION,
         "allocator_settings": snapshot.settings,
         "devices": [_device(snapshot, d) | {"phases_source": phases_source} for d in devices],
     }
+    size = len(json.dumps(views, separators=(",", ":")).encode())
+    if size > MAX_VIEWS_BYTES:
+        raise ParseError(
+            f"the memory snapshot's views would be {size} bytes, over the {MAX_VIEWS_BYTES}-byte "
+            "limit every viewer would download; record fewer entries or shallower stacks",
+            source=snapshot.source,
+        )
+    return views
 
 
 def _device(snapshot: Snapshot, device: int) -> JSON:

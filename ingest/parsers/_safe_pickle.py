@@ -8,6 +8,12 @@ nothing is ever imported and no callable exists to call. When it refuses, `scan_
 walks the opcodes (`pickletools.genops`, which only decodes, never executes) to name the
 first forbidden one and its byte offset.
 
+The load costs time and memory in proportion to the bytes: a memo reference (`BINGET`)
+shares an object, it never copies one, so a 300-byte pickle can hold a list nested 26
+deep whose every level holds the next one twice, at no more cost. Walking or formatting
+what it shares is what multiplies it; the snapshot reader (`ingest/memsnap/snapshot.py`)
+counts that, a shared object at every use.
+
 Public surface: `load_plain_pickle`, `scan_opcodes`, `FORBIDDEN_OPCODES`, `PICKLE_MAGIC`.
 """
 

@@ -3,6 +3,8 @@ server still answers afterwards (issue #18, *Sandbox*)."""
 
 from __future__ import annotations
 
+import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -256,3 +258,48 @@ def test_token_soup_never_gets_a_server_error(world: World, words: list[str]) ->
         f"/api/v1/traces/{world.traces[TRACE]}/query", json={"sql": sql, "limit": 5}
     )
     assert response.status_code in (200, 422), (sql, response.text)
+
+
+def _traced_peak(call: Any) -> tuple[Any, int]:
+    """`call()`'s answer and the peak of Python memory this process allocated during it
+    (the API's side: the child's own memory is its process's, capped apart)."""
+    tracemalloc.start()
+    try:
+        answer = call()
+        return answer, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_large_answer_is_cut_in_the_child(world: World, setting: Any) -> None:
+    """40 MB of rows: the child stops at QUERY_MAX_ANSWER_BYTES, so the API process holds
+    a few times that, not the result (which took the API from 240 to 906 MB at 300 MB)."""
+    cap = 4 << 20
+    setting(query_max_answer_bytes=str(cap))
+    sql = "SELECT repeat('x', 1000) AS s FROM range(40000)"
+    body, peak = _traced_peak(lambda: world.query(TRACE, sql, limit=100_000))
+    assert body["truncated"] is True and body["truncated_by"] == "bytes"
+    row_bytes = len(json.dumps(["x" * 1000])) + 1  # one row as JSON, and its separator
+    assert len(body["rows"]) == cap // row_bytes
+    assert body["rows"][0] == ["x" * 1000]
+    assert peak < 32 << 20, peak
+    small = world.query(TRACE, "SELECT 1 AS one FROM range(3)", limit=2)
+    assert small["truncated_by"] == "rows" and len(small["rows"]) == 2
+
+
+def test_settings_and_views_do_not_show_the_blob_store(world: World) -> None:
+    """The query reads a hard link in a private temporary folder: `allowed_paths` and the
+    views' SQL name it, not the server's blob store or the trace's dataset folder."""
+    blob_dir = str(get_settings().blob_dir)
+    trace_id = world.traces[TRACE]
+    for sql in (
+        "SELECT name, value FROM duckdb_settings()",
+        "SELECT view_name, sql FROM duckdb_views()",
+        "SELECT current_setting('allowed_paths') AS p",
+    ):
+        text = json.dumps(world.query(TRACE, sql, limit=100_000)["rows"])
+        assert blob_dir not in text and trace_id not in text, text[:2000]
+    (allowed,) = world.query(TRACE, "SELECT current_setting('allowed_paths')")["rows"][0]
+    (link,) = allowed
+    assert Path(link).name == "events.parquet" and "perfdash-query-" in link, allowed
+    assert not Path(link).parent.exists()  # removed once the query answered

@@ -6,22 +6,26 @@ a huge value (`repeat('x', 2000000000)`) is neither interruptible nor counted ag
 child forked from a small forkserver (DuckDB preloaded, so a fork costs milliseconds) it
 meets `RLIMIT_AS` (the child's size after start-up, plus QUERY_MEMORY_LIMIT, plus
 `_HEADROOM`) and fails at once; and a child still running `_KILL_GRACE_S` after the time
-limit is killed. A crash of DuckDB ends the child, not the server.
+limit is killed. A crash of DuckDB ends the child, not the server. The rows are fetched a
+batch at a time and cut in the child once they pass QUERY_MAX_ANSWER_BYTES as JSON, so the
+API process never receives more (a 300 MB result raised it from 240 to 906 MB).
 
 Like every forkserver or spawn start, the child imports the server's main module: a script
 that runs queries needs the `if __name__ == "__main__":` guard (`perfdash`, uvicorn and
 pytest have it); without one the child re-runs the script and the query answers 422.
 
-Public surface: `run_in_child`, `Outcome`.
+Public surface: `run_in_child`, `Limits`, `Outcome`.
 """
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import re
 import resource
 import threading
 import time
+from dataclasses import dataclass
 from functools import lru_cache
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext
@@ -30,31 +34,50 @@ from typing import Any
 
 import duckdb
 
-from backend.services.query.sandbox import open_sandbox
+from backend.services.query.sandbox import open_sandbox, private_link
 from backend.services.query.values import to_json_value
 
-# What a child answers: an "ok" tuple with the columns, types, rows (JSON values),
-# truncated and elapsed_ms; or an "error" tuple with a kind (timeout, memory, permission,
-# failed, crashed) and DuckDB's message.
+# What a child answers: an "ok" tuple with the columns, types, rows (JSON values), what
+# cut the rows (None, "rows" or "bytes") and elapsed_ms; or an "error" tuple with a kind
+# (timeout, memory, permission, failed, crashed) and DuckDB's message.
 Outcome = tuple[Any, ...]
 _KILL_GRACE_S = 2.0
+_BATCH = 2048
 _HEADROOM = 512 * 1024**2  # Python's own allocations: result rows, pickling
 _UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
           "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}  # fmt: skip
 
 
-def run_in_child(
-    events: Path, sql: str, *, limit: int, threads: int, memory_limit: str, timeout_s: float
-) -> Outcome:
-    """Execute `sql` over `events` in a sandbox in a child process; its outcome."""
+@dataclass(frozen=True)
+class Limits:
+    """What one query may take: rows, bytes of answer, threads, memory and time."""
+
+    rows: int
+    answer_bytes: int
+    threads: int
+    memory: str  # DuckDB's units: '1GB'
+    timeout_s: float
+
+
+def run_in_child(events: Path, sql: str, limits: Limits) -> Outcome:
+    """Execute `sql` over `events` in a sandbox in a child process; its outcome.
+
+    The child reads `events` through a private hard link (`private_link`), made and
+    removed here, so a child killed at the deadline leaves no link behind.
+    """
+    with private_link(events) as link:
+        return _run(link, sql, limits)
+
+
+def _run(events: Path, sql: str, limits: Limits) -> Outcome:
     context = _context()
     receive, send = context.Pipe(duplex=False)
-    args = (send, str(events), sql, limit, threads, memory_limit, timeout_s)
+    args = (send, str(events), sql, limits)
     child = context.Process(target=_child_main, args=args, daemon=True)
     child.start()
     send.close()
     try:
-        if receive.poll(timeout_s + _KILL_GRACE_S):
+        if receive.poll(limits.timeout_s + _KILL_GRACE_S):
             try:
                 outcome: Outcome = receive.recv()
                 return outcome
@@ -76,21 +99,13 @@ def _context() -> ForkServerContext:
     return context
 
 
-def _child_main(
-    send: Connection,
-    events: str,
-    sql: str,
-    limit: int,
-    threads: int,
-    memory_limit: str,
-    timeout_s: float,
-) -> None:
+def _child_main(send: Connection, events: str, sql: str, limits: Limits) -> None:
     """The child: cap the address space, open the sandbox, run, send the outcome."""
     try:
-        _cap_address_space(_bytes(memory_limit) + _HEADROOM)
-        con = open_sandbox(Path(events), threads=threads, memory_limit=memory_limit)
+        _cap_address_space(_bytes(limits.memory) + _HEADROOM)
+        con = open_sandbox(Path(events), threads=limits.threads, memory_limit=limits.memory)
         try:
-            outcome = _execute(con, sql, limit, timeout_s)
+            outcome = _execute(con, sql, limits)
         finally:
             con.close()
     except MemoryError:
@@ -101,15 +116,15 @@ def _child_main(
     send.close()
 
 
-def _execute(con: duckdb.DuckDBPyConnection, sql: str, limit: int, timeout_s: float) -> Outcome:
-    timer = threading.Timer(timeout_s, con.interrupt)
+def _execute(con: duckdb.DuckDBPyConnection, sql: str, limits: Limits) -> Outcome:
+    timer = threading.Timer(limits.timeout_s, con.interrupt)
     started = time.perf_counter()
     timer.start()
     try:
         cursor = con.execute(sql)
         columns = [d[0] for d in cursor.description or []]
         types = [str(d[1]) for d in cursor.description or []]
-        rows = cursor.fetchmany(limit + 1)
+        values, cut = _fetch(cursor, limits.rows, limits.answer_bytes)
     except duckdb.InterruptException:
         return ("error", "timeout", "interrupted")
     except duckdb.OutOfMemoryException as e:
@@ -121,8 +136,28 @@ def _execute(con: duckdb.DuckDBPyConnection, sql: str, limit: int, timeout_s: fl
     finally:
         timer.cancel()
     elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
-    values = [[to_json_value(v) for v in row] for row in rows[:limit]]
-    return ("ok", columns, types, values, len(rows) > limit, elapsed_ms)
+    return ("ok", columns, types, values, cut, elapsed_ms)
+
+
+def _fetch(
+    cursor: duckdb.DuckDBPyConnection, limit: int, max_bytes: int
+) -> tuple[list[list[Any]], str | None]:
+    """At most `limit` rows as JSON values, and no more than `max_bytes` of them as JSON
+    text, fetched a batch at a time so the child never holds the whole result; and what
+    cut them (`rows`, `bytes`, or None when the result ended first)."""
+    values: list[list[Any]] = []
+    size = 0
+    while len(values) < limit:
+        batch = cursor.fetchmany(min(_BATCH, limit - len(values)))
+        if not batch:
+            return values, None
+        for row in batch:
+            converted = [to_json_value(v) for v in row]
+            size += len(json.dumps(converted, default=str).encode()) + 1
+            if size > max_bytes:
+                return values, "bytes"
+            values.append(converted)
+    return values, "rows" if cursor.fetchone() is not None else None
 
 
 def _cap_address_space(extra: int) -> None:

@@ -6,7 +6,8 @@ trace's events (`sandbox.py`), in a child process (`child.py`) whose address spa
 capped and which is killed past the deadline; inside it a timer interrupts DuckDB at
 QUERY_TIMEOUT_S and DuckDB stops at QUERY_MEMORY_LIMIT. At most QUERY_CONCURRENCY run at
 once per API process (the rest get 429, so runaway queries cannot hold every request
-thread), and only `limit + 1` rows are fetched, the last only to tell whether rows were cut.
+thread), and only `limit + 1` rows are fetched, the last only to tell whether rows were cut,
+and no more than QUERY_MAX_ANSWER_BYTES of them as JSON (`truncated_by` says which cut).
 
 Public surface: `run_query`, `get_query_schema`.
 """
@@ -24,7 +25,7 @@ from backend.models.query import QueryColumn, QueryResultPublic, QuerySchemaPubl
 from backend.models.traces import TraceStatus
 from backend.services.datasets import events_file
 from backend.services.errors import InvalidInputError, TooManyRequestsError
-from backend.services.query.child import Outcome, run_in_child
+from backend.services.query.child import Limits, Outcome, run_in_child
 from backend.services.query.sandbox import open_sandbox
 from backend.services.query.views import VIEWS
 from backend.services.traces import get_trace
@@ -58,17 +59,20 @@ def run_query(*, session: Session, trace_id: str, sql: str, limit: int) -> Query
             f"{settings.query_concurrency} queries are already running (QUERY_CONCURRENCY)", 1.0
         )
     try:
-        outcome = run_in_child(
-            path,
-            sql,
-            limit=limit,
-            threads=settings.query_threads,
-            memory_limit=settings.query_memory_limit,
-            timeout_s=settings.query_timeout_s,
-        )
+        outcome = run_in_child(path, sql, _limits(settings, limit))
     finally:
         slots.release()
     return _answer(outcome, settings)
+
+
+def _limits(settings: Settings, rows: int) -> Limits:
+    return Limits(
+        rows=rows,
+        answer_bytes=settings.query_max_answer_bytes,
+        threads=settings.query_threads,
+        memory=settings.query_memory_limit,
+        timeout_s=settings.query_timeout_s,
+    )
 
 
 def check_statement(sql: str) -> None:
@@ -93,9 +97,14 @@ def check_statement(sql: str) -> None:
 def _answer(outcome: Outcome, settings: Settings) -> QueryResultPublic:
     """The child's outcome as the API's answer, or the 4xx that says what went wrong."""
     if outcome[0] == "ok":
-        _, columns, types, rows, truncated, elapsed_ms = outcome
+        _, columns, types, rows, cut, elapsed_ms = outcome
         return QueryResultPublic(
-            columns=columns, types=types, rows=rows, truncated=truncated, elapsed_ms=elapsed_ms
+            columns=columns,
+            types=types,
+            rows=rows,
+            truncated=cut is not None,
+            truncated_by=cut,
+            elapsed_ms=elapsed_ms,
         )
     _, kind, message = outcome
     if kind == "timeout":

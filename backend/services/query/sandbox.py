@@ -17,17 +17,31 @@ scan an ASOF join did not finish in 5 s where the Parquet reader took 17 ms (Duc
 
 The statement-type check in `run.py` is a second wall: only one SELECT reaches DuckDB.
 
-Public surface: `open_sandbox`.
+The query's child reads the trace through `private_link`, a hard link in a fresh private
+temporary folder (made and removed by the API process around the child), so
+`duckdb_settings()` (`allowed_paths`) and the views' SQL name that link, not where the
+blob store is. DuckDB resolves symbolic links before it checks a path, so only a hard
+link (same file system) can do this.
+
+Public surface: `open_sandbox`, `private_link`.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
 
 from backend.services.datasets import EVENT_SCHEMA
 from backend.services.query.views import DATASET, VIEWS
+
+logger = logging.getLogger(__name__)
 
 
 def open_sandbox(
@@ -72,3 +86,23 @@ def open_sandbox(
         con.close()
         raise
     return con
+
+
+@contextmanager
+def private_link(events: Path) -> Iterator[Path]:
+    """`events` under a name that says nothing of the blob store: a hard link in a fresh
+    temporary folder (mode 0700), removed on exit. Where the temporary folder is on another
+    file system than the blob store (no hard link can cross), the real path is used and a
+    warning logged: set TMPDIR to a folder on the blob store's file system.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="perfdash-query-"))
+    try:
+        link = folder / events.name
+        try:
+            os.link(events, link)
+        except OSError as e:
+            logger.warning("query reads %s by its real path: no hard link to it (%s)", events, e)
+            link = events
+        yield link
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
