@@ -173,10 +173,12 @@ def _parse_members(
 ) -> tuple[TraceHeader, Items]:
     by_format: dict[TraceFormat, list[ArchiveMember]] = {}
     for member in members:
+        name = f"{source}:{member.name}"
         try:
-            fmt = detect_trace_format(member.path, f"{source}:{member.name}")
-        except UnsupportedFormatError:
-            report.warnings.append(f"{member.name}: not a trace, ignored")
+            fmt = detect_trace_format(member.path, name)
+        except UnsupportedFormatError as e:
+            reason = str(e).removeprefix(f"{name}: ")
+            report.warnings.append(f"{member.name}: not a trace, ignored ({reason[:160]})")
             continue
         by_format.setdefault(fmt, []).append(member)
     if not by_format:

@@ -19,8 +19,8 @@ element's float `ts` at or above that is decoded again with every `"ts"` number 
 the caller splits the digits itself (FORMATS.md §1: parse ts as a decimal). Quoting costs
 about 3 µs an event, so only pieces that need it pay.
 
-Public surface: `TraceArray`, `open_trace_array`, `Decode`, `decode_generic`, `quote_ts`,
-`EXACT_FLOAT_LIMIT`.
+Public surface: `TraceArray`, `open_trace_array`, `has_key_array`, `Decode`,
+`decode_generic`, `quote_ts`, `EXACT_FLOAT_LIMIT`.
 """
 
 from __future__ import annotations
@@ -109,6 +109,26 @@ def open_trace_array(
     top = head | tail_top
     pieces = _pieces(stream, buf, start, chunks, close_from_end, key, decode)
     return TraceArray(top=top, pieces=pieces)
+
+
+def has_key_array(stream: ByteStream, key: str = "traceEvents") -> bool:
+    """Whether `key`'s array starts, as a top-level key, within the first `HEAD_LIMIT` bytes.
+
+    The same structural test `open_trace_array` applies, for format detection: a trace whose
+    large ``metadata`` object comes first is recognised by its shape, not by keys that happen
+    to sit in its first kilobytes. Reading stops at the first chunk that settles it.
+
+    Raises:
+        ParseError: a corrupt gzip stream.
+    """
+    buf = b""
+    for chunk in stream.chunks():
+        buf += chunk
+        if _key_array(buf, key) is not None:
+            return True
+        if len(buf) > HEAD_LIMIT:
+            break
+    return False
 
 
 def _is_array(buf: bytes) -> bool:

@@ -38,6 +38,7 @@ from ingest.events import (
 from ingest.parsers._json_stream import TraceArray, open_trace_array
 from ingest.parsers._kineto_blocks import Appends, KindColumns
 from ingest.parsers._kineto_flows import REBUILT_CATEGORIES, add_flow, add_typed_flow, is_flow
+from ingest.parsers._kineto_sniff import sniff as sniff  # detection's hook
 from ingest.parsers._kineto_typed import KinetoEvent, decode_piece
 from ingest.parsers._kineto_values import as_int, dur_to_ns, float_us_to_ns, ts_to_ns
 

@@ -11,6 +11,7 @@ caller yields the rows before it, then raises `error()`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -28,8 +29,14 @@ _PLAIN_FLOAT = r"^-?[0-9]{1,300}(\.[0-9]{1,300})?([eE][-+]?[0-9]{1,3})?$"
 def cell_int(raw: str, column: str) -> tuple[int | None, str]:
     """A stripped cell as ``(int or None, "")``, or ``(None, why it is no integer)``.
 
+    A fractional value (rocprof-compute writes timestamps as ``41551790928449.54``) is
+    rounded to the nearest integer, read as a decimal so no digit is lost; truncating would
+    bias every duration low (FORMATS.md §4.5).
+
     >>> cell_int("0x1F", "q"), cell_int("1e3", "q"), cell_int("n/a", "q")
     ((31, ''), (1000, ''), (None, ''))
+    >>> cell_int("41551790928449.54", "t"), cell_int("7.5", "t"), cell_int("-2.6", "t")
+    ((41551790928450, ''), (8, ''), (-3, ''))
     """
     if not raw or raw.lower() in ("none", "nil", "n/a"):
         return None, ""
@@ -37,12 +44,12 @@ def cell_int(raw: str, column: str) -> tuple[int | None, str]:
         return int(raw, 0), ""
     except ValueError:
         try:
-            number = float(raw)
-        except ValueError:
+            number = Decimal(raw)
+        except InvalidOperation:
             return None, f"{raw[:40]!r} in column {column!r} is not a number"
-        if number != number or number in (float("inf"), float("-inf")):
+        if not number.is_finite():
             return None, f"{raw!r} in column {column!r} is not finite"
-        return int(number), ""
+        return int(number.to_integral_value(ROUND_HALF_UP)), ""
 
 
 def cell_float(raw: str, column: str) -> tuple[float | None, str]:

@@ -10,6 +10,7 @@ there are few, are kept as ``args["counters"]``. ``grd`` is a 1-D size in work-i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -62,6 +63,18 @@ _NOT_COUNTERS = frozenset(
         "Unnamed: 0",
     }
 )
+_PASS_SUFFIX = re.compile(r"_\d+$")
+
+
+def is_pass_copy_or_known(column: str) -> bool:
+    """Whether a column is one of the dispatch's own (not a counter), or a merged pass's
+    copy of one: omniperf writes ``obj_1``, ``wave_size_1``, ``GPU_ID_2`` ... when it joins
+    the passes' tables side by side.
+
+    >>> [is_pass_copy_or_known(c) for c in ("obj_1", "wave_size_12", "SQ_WAVES", "TCC_HIT_1")]
+    [True, True, False, False]
+    """
+    return column in _NOT_COUNTERS or _PASS_SUFFIX.sub("", column) in _NOT_COUNTERS
 
 
 class DispatchColumns:
@@ -81,7 +94,7 @@ class DispatchColumns:
                 source=source,
                 location="line 1",
             )
-        self.counters = [h for h in header if h and h not in _NOT_COUNTERS]
+        self.counters = [h for h in header if h and not is_pass_copy_or_known(h)]
 
 
 def iter_dispatches(table: CsvTable, devices: Devices) -> Iterator[EventBlock]:

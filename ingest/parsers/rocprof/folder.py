@@ -15,7 +15,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from ingest.errors import ParseError
+from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceHeader, flatten
 from ingest.parsers.rocprof import compute, rocpd, stats_csv, v1_json, v2_csv, v3_csv, v3_json
 from ingest.parsers.rocprof._common import BOOTTIME, Devices, warn
@@ -145,8 +145,13 @@ def parse_files(
     ignored = [f.name for f in files if f.kind is FileKind.OTHER]
     if ignored:
         warn(report, f"ignored files that are no rocprof output: {', '.join(ignored)[:200]}")
-    files = [f for f in files if f.kind is not FileKind.OTHER]
+    skipped = [f for f in files if f.kind is FileKind.SKIPPED]
+    for f in skipped[:5]:
+        warn(report, f"{f.name}: {f.note}")
+    files = [f for f in files if f.kind not in (FileKind.OTHER, FileKind.SKIPPED)]
     if not files:
+        if skipped:
+            raise UnsupportedFormatError(f"{skipped[0].name}: {skipped[0].note}")
         raise _no_rocprof(source)
     run = _Run(files, report, max_bytes, source)
     if any(f.table in (Table.ROOFLINE, Table.SYSINFO) for f in files) or any(
