@@ -7,7 +7,7 @@ module. Most hooks look at `head`, the first 4 KB decompressed; a few read furth
 structure (Kineto's, for a ``traceEvents`` array behind a large ``metadata`` object, within the
 16 MB the JSON reader allows; rocprof's and nsys's, at an SQLite file's tables).
 
-Public surface: `detect_trace_format`, `SNIFFERS`.
+Public surface: `detect_trace_format`, `SNIFFERS`, `UNRECOGNISED`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from ingest.errors import UnsupportedFormatError
 from ingest.events import TraceFormat
 from ingest.parsers import kineto, ncu, nsys, rocprof, torch_memsnap, xctrace
 
+UNRECOGNISED = "not a trace perfdash recognises"
 Sniff = Callable[[Path, bytes, str], TraceFormat | None]
 # Order matters where two formats share a container: rocprof v1's results.json is a Chrome
 # trace and rocpd is SQLite, so rocprof asks before Kineto and nsys; ncu's CSV headers are
@@ -52,7 +53,7 @@ def detect_trace_format(path: Path, source: str = "") -> TraceFormat:
         if fmt is not None:
             return fmt
     raise UnsupportedFormatError(
-        f"{name}: not a trace perfdash recognises (expected torch.profiler JSON, "
+        f"{name}: {UNRECOGNISED} (expected torch.profiler JSON, "
         f"an Nsight Systems sqlite export, Nsight Compute CSV, rocprof output, an xctrace "
         f"export or a torch.cuda.memory snapshot pickle); "
         f"it starts with {stripped[:32]!r}"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ingest._io import DEFAULT_MAX_DECOMPRESSED
 from ingest.archive import ArchiveMember, extracted, is_archive
-from ingest.detect import detect_trace_format
+from ingest.detect import UNRECOGNISED, detect_trace_format
 from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceHeader, flatten
 from ingest.memsnap import build_views
@@ -178,7 +178,8 @@ def _parse_members(
             fmt = detect_trace_format(member.path, name)
         except UnsupportedFormatError as e:
             reason = str(e).removeprefix(f"{name}: ")
-            report.warnings.append(f"{member.name}: not a trace, ignored ({reason[:160]})")
+            said = "" if reason.startswith(UNRECOGNISED) else f" ({reason[:160]})"
+            report.warnings.append(f"{member.name}: not a trace, ignored{said}")
             continue
         by_format.setdefault(fmt, []).append(member)
     if not by_format:
