@@ -10,17 +10,27 @@ caller yields the rows before it, then raises `error()`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ingest.parsers._csv_arrow import WHITESPACE, CsvError
+from ingest.parsers._csv_arrow import WHITESPACE, CsvError, CsvSource
 
-if TYPE_CHECKING:
-    from ingest.parsers.rocprof._csv import CsvTable
+
+class HeaderIndex(Protocol):
+    """What a block reads of its `ingest.parsers.rocprof._csv.CsvTable` (which imports this
+    module, so it is named by shape): column positions, the file's name, its line numbers."""
+
+    @property
+    def index(self) -> Mapping[str, int]: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def csv(self) -> CsvSource: ...
+
 
 _PLAIN_INT = r"^-?[0-9]{1,18}$"
 _PLAIN_FLOAT = r"^-?[0-9]{1,300}(\.[0-9]{1,300})?([eE][-+]?[0-9]{1,3})?$"
@@ -75,7 +85,7 @@ class Columns:
         records: each row's record number (a line number once `line_of` maps it).
     """
 
-    def __init__(self, table: CsvTable, raw: list[pa.Array], records: list[int]) -> None:
+    def __init__(self, table: HeaderIndex, raw: list[pa.Array], records: list[int]) -> None:
         self.table, self.raw, self.records = table, raw, records
         self._stripped: dict[int, pa.Array] = {}
         self._bad: tuple[int, int, str] | None = None

@@ -16,7 +16,7 @@ into ``rocpd_timestamp`` and a ``track_id`` into ``rocpd_track`` holding OS pid/
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -172,16 +172,16 @@ def _events(
     budget: TextBudget,
 ) -> Iterator[Event]:
     kernels, copies, regions, allocations = queries
+    readers: tuple[tuple[str, str, Callable[[Rows], Iterator[Event]]], ...] = (
+        ("rocpd_kernel_dispatch", kernels, lambda rows: _kernels(rows, agents, devices)),
+        ("rocpd_memory_copy", copies, lambda rows: _copies(rows, agents)),
+        ("rocpd_region", regions, _regions),
+        ("rocpd_memory_allocate", allocations, lambda rows: _allocations(rows, agents)),
+    )
     with closing(conn):
         try:
-            tables = (
-                ("rocpd_kernel_dispatch", lambda: _kernels(conn.execute(kernels), agents, devices)),
-                ("rocpd_memory_copy", lambda: _copies(conn.execute(copies), agents)),
-                ("rocpd_region", lambda: _regions(conn.execute(regions))),
-                ("rocpd_memory_allocate", lambda: _allocations(conn.execute(allocations), agents)),
-            )
-            for table, events in tables:
-                for event in events():
+            for table, query, read in readers:
+                for event in read(conn.execute(query)):
                     budget.take(event, table)
                     yield event
         except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
