@@ -22,7 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from ingest import EventKind, ParsedTrace, TraceStats, UnsupportedFormatError, parse_file
+from ingest import (
+    EventKind,
+    IngestError,
+    ParsedTrace,
+    TraceStats,
+    UnsupportedFormatError,
+    parse_file,
+)
 from ingest.detect import detect_trace_format
 from ingest.events import TraceFormat
 from ingest.parsers.rocprof.dispatch_csv import DispatchColumns
@@ -260,3 +267,48 @@ def test_nsys_export_without_metadata_table_is_read_with_a_warning(tmp_path: Pat
     summary = _csv_rows(CORPUS / "h200" / "nsys2025.3_small.cuda_gpu_kern_sum.csv")
     assert got == {r["Name"]: (int(r["Instances"]), int(r["Total Time (ns)"])) for r in summary}
     assert any("META_DATA_EXPORT" in w for w in warnings)
+
+
+@needs_corpus
+def test_cupti_range_profiler_events_are_counted_as_skipped() -> None:
+    """HTA's CUPTI range-profiler trace: its ``cuda_profiler_range`` events carry counters
+    perfdash does not read; they are counted and named, not dropped in silence."""
+    path = (
+        CORPUS / "kineto" / "hta__cupti_profiler_benchmark_result_924719_1679055439_trace.json.gz"
+    )
+    with gzip.open(path) as f:
+        events = json.load(f)["traceEvents"]
+    ranges = sum(1 for e in events if e.get("cat") == "cuda_profiler_range" and e.get("ph") == "X")
+    with parse_file(path) as trace:
+        for _ in trace.events:
+            pass
+        assert trace.report.skipped == ranges == 77
+        assert any("cuda_profiler_range" in w for w in trace.report.warnings)
+
+
+@needs_corpus
+def test_two_ranks_of_a_larger_job_say_which_ranks_are_missing(tmp_path: Path) -> None:
+    names = ("hta__sampled_rank-0.json.gz", "hta__sampled_rank-1.json.gz")
+    worlds = set()
+    for name in names:
+        with gzip.open(CORPUS / "kineto" / name) as f:
+            worlds.add(json.load(f)["distributedInfo"]["world_size"])
+    (world,) = worlds
+    upload = _zip(tmp_path, {name: CORPUS / "kineto" / name for name in names})
+    with parse_file(upload) as trace:
+        assert f"the job had {world} ranks" in " ".join(trace.report.warnings)
+        assert f"ranks 2-{world - 1} are missing" in " ".join(trace.report.warnings)
+
+
+@needs_corpus
+def test_stats_csv_with_unquoted_commas_names_the_field_count(tmp_path: Path) -> None:
+    """The corpus's results.stats.csv with its names unquoted, as some rocprof versions
+    wrote them: the error counts the fields instead of blaming the Calls column."""
+    lines = (V1 / "llamacpp_r9700__results.stats.csv").read_text().splitlines()
+    first = next(csv.reader([lines[1]]))
+    fields = len(first[0].split(",")) + 4
+    path = tmp_path / "results.stats.csv"
+    path.write_text("\n".join([lines[0], ",".join(first), *lines[2:]]) + "\n")
+    trace = parse_file(path)
+    with pytest.raises(IngestError, match=f"{fields} fields where the header has 5"), trace:
+        list(trace.events)
