@@ -121,6 +121,13 @@ class Columns:
         """
         return self._convert(name, pa.int64(), _PLAIN_INT, cell_int, required, when)
 
+    def fractional(self, name: str) -> bool:
+        """Whether any cell of the column has a fraction or an exponent (``123.45``)."""
+        column = self._column(name)
+        return column is not None and bool(
+            pc.any(pc.match_substring_regex(column, "[.eE]")).as_py()
+        )
+
     def floats(self, name: str) -> list[float | None]:
         """The column as floats (`cell_float`'s rules)."""
         return self._convert(name, pa.float64(), _PLAIN_FLOAT, cell_float, False, None)
