@@ -41,7 +41,7 @@ def cell_int(raw: str, column: str) -> tuple[int | None, str]:
 
     A fractional value (rocprof-compute writes timestamps as ``41551790928449.54``) is
     rounded to the nearest integer, read as a decimal so no digit is lost; truncating would
-    bias every duration low (FORMATS.md §4.5).
+    bias every duration low (docs/FORMATS.md, "Public traces").
 
     >>> cell_int("0x1F", "q"), cell_int("1e3", "q"), cell_int("n/a", "q")
     ((31, ''), (1000, ''), (None, ''))

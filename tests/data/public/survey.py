@@ -7,7 +7,8 @@ References, computed here from the file, never by perfdash: a Kineto JSON's own 
 events (decimal sums, one ns of float rounding allowed per launch, as
 tests/ingest/test_corpus_conformance.py does); a rocprof-compute workload's
 ``pmc_kernel_top.csv`` (the tool's own summary, one ns per launch for rounding), else its
-``pmc_perf.csv`` end minus start; a rocprof folder's ``results.stats.csv``. A file with none of these that ingests counts as "read".
+``pmc_perf.csv`` end minus start; a rocprof folder's ``results.stats.csv``. A file with none
+of these that ingests counts as "read".
 """
 
 from __future__ import annotations
