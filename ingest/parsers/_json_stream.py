@@ -39,6 +39,7 @@ HEAD_LIMIT = 16 << 20
 TAIL_SIZE = 1 << 20
 PIECE_BYTES = 32 << 10  # small: see "Piece size" above
 MAX_BACKOFF = 8
+MAX_KEY_TRIES = 64
 MAX_ELEMENT_BYTES = 64 << 20  # no real trace event is this large: stop instead of buffering
 _TS_NUMBER = re.compile(rb'("ts"\s*:\s*)(-?[0-9][0-9.eE+-]*)')
 _WS = b" \t\r\n"
@@ -139,11 +140,14 @@ def _key_array(buf: bytes, key: str) -> tuple[int, dict[str, Any]] | None:
     """Where `key`'s array starts in `buf` and the keys before it, or None.
 
     Every occurrence of `"key"` is tried in turn, so one inside an earlier string value
-    does not hide the real one.
+    does not hide the real one; at most `MAX_KEY_TRIES` of them, since each try parses the
+    bytes before it (a hostile head of nested `{"traceEvents": [...]}` would be quadratic).
     """
     marker = b'"' + key.encode() + b'"'
     found = buf.find(marker)
-    while found >= 0:
+    for _ in range(MAX_KEY_TRIES):
+        if found < 0:
+            break
         start = _array_start(buf, found + len(marker))
         head = _parse_head(buf[:found]) if start >= 0 else None
         if head is not None:
