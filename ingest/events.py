@@ -154,9 +154,10 @@ class ParseReport:
     bytes_total: int = 0
     bytes_done: int = 0
 
-    def skip(self, reason: str) -> None:
-        """Count one skipped record, keeping the first `max_warnings` reasons."""
-        self.skipped += 1
+    def skip(self, reason: str, count: int = 1) -> None:
+        """Count `count` skipped records for one reason, keeping the first `max_warnings`
+        reasons."""
+        self.skipped += count
         if len(self.warnings) < self.max_warnings:
             self.warnings.append(reason)
 

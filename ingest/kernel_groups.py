@@ -1,17 +1,17 @@
 """Kernel stats per group: stream, device, rank, launching CPU op, (CPU op, kernel name).
 
-Grouped over the kernel columns of `TraceStats` with numpy (lexsort, group boundaries,
-`ingest.distribution.group_distributions`); only each group and each (group, kernel name)
-pair is looked at in Python.
+Grouped over the kernel columns of `TraceStats` (any `KernelColumns`) with numpy (lexsort,
+group boundaries, `ingest.distribution.group_distributions`); only each group and each
+(group, kernel name) pair is looked at in Python.
 
-Public surface: `kernel_groups`, `KernelGroupStat`, `GROUP_BYS`.
+Public surface: `kernel_groups`, `KernelGroupStat`, `KernelColumns`, `GROUP_BYS`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -19,8 +19,26 @@ from numpy.typing import NDArray
 from ingest._columns import NONE, Column, as_numpy, changes, group_starts, group_sums
 from ingest.distribution import Distribution, group_distributions
 
-if TYPE_CHECKING:
-    from ingest.stats import TraceStats
+
+class KernelColumns(Protocol):
+    """What the grouping reads of `ingest.stats.TraceStats` (which imports this module, so
+    it is named by shape, not imported): one entry per kernel launch in each column."""
+
+    @property
+    def k_name(self) -> Column: ...  # an index into `names`
+    @property
+    def k_dur(self) -> Column: ...
+    @property
+    def k_device(self) -> Column: ...
+    @property
+    def k_stream(self) -> Column: ...
+    @property
+    def k_rank(self) -> Column: ...
+    @property
+    def names(self) -> Sequence[str]: ...
+    @property
+    def kernel_ns(self) -> int: ...  # all kernels' time together
+
 
 GROUP_BYS = ("stream", "device", "rank", "cpu_op", "cpu_op_kernel")
 _NONE = NONE
@@ -53,7 +71,7 @@ class KernelGroupStat:
 
 
 def kernel_groups(
-    stats: TraceStats, cpu_op_of: Column | None = None, op_names: Sequence[str] = ()
+    stats: KernelColumns, cpu_op_of: Column | None = None, op_names: Sequence[str] = ()
 ) -> list[KernelGroupStat]:
     """Kernel time per stream, device, rank (when ranks are known), launching CPU op, and
     (launching CPU op, kernel name) pair.
@@ -79,7 +97,7 @@ def kernel_groups(
 
 
 def _group_keys(
-    stats: TraceStats, group_by: str, ops: NDArray[np.int64] | None
+    stats: KernelColumns, group_by: str, ops: NDArray[np.int64] | None
 ) -> tuple[NDArray[np.int64], ...] | None:
     """The key columns of a grouping; a kernel whose first key is -1 is left out of the
     groupings by rank or CPU op (an unknown rank or launching op)."""
@@ -96,7 +114,10 @@ def _group_keys(
 
 
 def _groups(
-    stats: TraceStats, group_by: str, keys: tuple[NDArray[np.int64], ...], op_names: Sequence[str]
+    stats: KernelColumns,
+    group_by: str,
+    keys: tuple[NDArray[np.int64], ...],
+    op_names: Sequence[str],
 ) -> list[KernelGroupStat]:
     names, durs = as_numpy(stats.k_name), as_numpy(stats.k_dur)
     if group_by not in ("stream", "device"):
@@ -126,7 +147,7 @@ def _groups(
 
 
 def _top_names(
-    stats: TraceStats,
+    stats: KernelColumns,
     group_of: NDArray[np.int64],
     names: NDArray[np.int64],
     durs: NDArray[np.int64],
@@ -150,7 +171,7 @@ def _top_names(
 
 
 def _group_row(
-    stats: TraceStats,
+    stats: KernelColumns,
     group_by: str,
     key: tuple[int, ...],
     dist: Distribution,

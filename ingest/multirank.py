@@ -57,6 +57,9 @@ def merge_ranks(
             f"the files come from jobs of different sizes (world sizes {sorted(worlds)})",
             source=source,
         )
+    missing = missing_ranks(sorted(claimed), next(iter(worlds), None))
+    if missing:
+        report.warnings.append(missing)
     first = opened[0][2]
     header = TraceHeader(
         format=first.format,
@@ -74,6 +77,37 @@ def merge_ranks(
     report.bytes_total = sum(o[1].path.stat().st_size for o in opened)
     header.flows = Flows()
     return header, _chain(opened, report, header.flows)
+
+
+def missing_ranks(ranks: list[int], world_size: int | None) -> str:
+    """A warning naming the ranks of the job that the upload lacks, or "".
+
+    >>> missing_ranks([0, 1], 128)
+    'the job had 128 ranks; the upload holds 2 (0, 1): ranks 2-127 are missing'
+    >>> missing_ranks([0, 3], 4), missing_ranks([0, 1], 2), missing_ranks([0], None)
+    ('the job had 4 ranks; the upload holds 2 (0, 3): ranks 1-2 are missing', '', '')
+    """
+    if world_size is None:
+        return ""
+    present = set(ranks)
+    absent = [r for r in range(world_size) if r not in present]
+    if not absent:
+        return ""
+    spans: list[str] = []
+    start = prev = absent[0]
+    for r in [*absent[1:], None]:
+        if r is not None and r == prev + 1:
+            prev = r
+            continue
+        spans.append(str(start) if start == prev else f"{start}-{prev}")
+        if r is not None:
+            start = prev = r
+    held = ", ".join(map(str, ranks[:8])) + (", ..." if len(ranks) > 8 else "")
+    shown = ", ".join(spans[:6]) + (", ..." if len(spans) > 6 else "")
+    return (
+        f"the job had {world_size} ranks; the upload holds {len(ranks)} ({held}): "
+        f"ranks {shown} are missing"
+    )
 
 
 def _rank_from_name(name: str, position: int) -> int:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from ingest._io import GZIP_MAGIC, GZIP_WBITS
-from ingest.detect import is_kineto_head
 from ingest.errors import UnsupportedFormatError
+from ingest.parsers._kineto_sniff import looks_like_kineto
 
 HEAD_BYTES = 256 * 1024
 _RAW_READ = 64 * 1024
@@ -52,7 +52,7 @@ def sniff_rank(stream: BinaryIO, name: str) -> RankHead:
     head = _head(stream, name)
     if not head.strip():
         raise UnsupportedFormatError(f"{name}: the file is empty")
-    if not is_kineto_head(head):
+    if not looks_like_kineto(head):
         raise UnsupportedFormatError(
             f"{name}: not a torch.profiler trace, so not a rank of a multi-rank trace "
             f"(it starts with {head.lstrip()[:32].decode(errors='replace')!r})"

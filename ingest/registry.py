@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ingest._io import DEFAULT_MAX_DECOMPRESSED
 from ingest.archive import ArchiveMember, extracted, is_archive
-from ingest.detect import detect_trace_format
+from ingest.detect import UNRECOGNISED, detect_trace_format
 from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceHeader, flatten
 from ingest.memsnap import build_views
@@ -172,13 +172,23 @@ def _parse_members(
     members: list[ArchiveMember], report: ParseReport, *, max_bytes: int, source: str
 ) -> tuple[TraceHeader, Items]:
     by_format: dict[TraceFormat, list[ArchiveMember]] = {}
+    unknown: list[str] = []
     for member in members:
+        name = f"{source}:{member.name}"
         try:
-            fmt = detect_trace_format(member.path, f"{source}:{member.name}")
-        except UnsupportedFormatError:
-            report.warnings.append(f"{member.name}: not a trace, ignored")
+            fmt = detect_trace_format(member.path, name)
+        except UnsupportedFormatError as e:
+            reason = str(e).removeprefix(f"{name}: ")
+            if reason.startswith(UNRECOGNISED):
+                unknown.append(member.name)
+            elif len(report.warnings) < report.max_warnings:
+                report.warnings.append(f"{member.name}: not a trace, ignored ({reason[:160]})")
             continue
         by_format.setdefault(fmt, []).append(member)
+    if unknown:  # one line for them all, so the parser's own warnings still fit
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        shown = ", ".join(unknown[:5]) + more
+        report.warnings.append(f"{len(unknown)} file(s) are not traces, ignored: {shown}")
     if not by_format:
         raise ParseError("the archive holds no trace file perfdash recognises", source=source)
     snapshots = by_format.pop(TraceFormat.TORCH_MEMORY_SNAPSHOT, [])

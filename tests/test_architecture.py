@@ -258,6 +258,25 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
     return []
 
 
+def module_graph(modules: list[Module]) -> dict[str, set[str]]:
+    """The project modules each module imports, anywhere in it: inside functions and
+    ``TYPE_CHECKING`` blocks too, since such a cycle is one refactor from an import error."""
+    names = {m.name for m in modules}
+    graph: dict[str, set[str]] = {}
+    for module in modules:
+        deps: set[str] = set()
+        for imp in imports_in(module):
+            subs = [f"{imp.module}.{n}" for n in imp.names if f"{imp.module}.{n}" in names]
+            targets = subs if subs and len(subs) == len(imp.names) else [*subs, imp.module]
+            for target in targets:
+                while target and target not in names:
+                    target = target.rpartition(".")[0]
+                if target and target != module.name:
+                    deps.add(target)
+        graph[module.name] = deps
+    return graph
+
+
 def http_violations(module: Module) -> list[str]:
     """An HTTP client import, or an `/api/v1` address, in a dashboard module outside
     dashboard/api/."""
@@ -393,6 +412,27 @@ def test_a_package_importing_upwards_is_caught_even_inside_a_function() -> None:
     ]
     down = Module("backend.services.slas.rules", "from backend.services.series import median\n")
     assert layer_violations(down, SERVICE_DEPENDENCIES) == []
+
+
+def test_no_two_modules_import_each_other_even_indirectly() -> None:
+    graph = module_graph(_modules("ingest", "backend", "workers", "dashboard"))
+    assert find_cycle(graph) == []
+
+
+def test_an_import_cycle_is_found_through_a_function_or_type_checking_import() -> None:
+    modules = [
+        Module("ingest.a", "from ingest.b import helper\n"),
+        Module(
+            "ingest.b",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ingest.c import C\n",
+        ),
+        Module("ingest.c", "def f():\n    from ingest import a\n"),
+        Module("ingest", "", package=True),
+    ]
+    graph = module_graph(modules)
+    assert find_cycle(graph) == ["ingest.a", "ingest.b", "ingest.c", "ingest.a"]
+    graph["ingest.c"] = set()
+    assert find_cycle(graph) == []
 
 
 def test_a_cycle_in_the_map_is_found() -> None:

@@ -19,8 +19,8 @@ element's float `ts` at or above that is decoded again with every `"ts"` number 
 the caller splits the digits itself (FORMATS.md §1: parse ts as a decimal). Quoting costs
 about 3 µs an event, so only pieces that need it pay.
 
-Public surface: `TraceArray`, `open_trace_array`, `Decode`, `decode_generic`, `quote_ts`,
-`EXACT_FLOAT_LIMIT`.
+Public surface: `TraceArray`, `open_trace_array`, `has_key_array`, `Decode`,
+`decode_generic`, `quote_ts`, `EXACT_FLOAT_LIMIT`.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ HEAD_LIMIT = 16 << 20
 TAIL_SIZE = 1 << 20
 PIECE_BYTES = 32 << 10  # small: see "Piece size" above
 MAX_BACKOFF = 8
+MAX_KEY_TRIES = 64
 MAX_ELEMENT_BYTES = 64 << 20  # no real trace event is this large: stop instead of buffering
 _TS_NUMBER = re.compile(rb'("ts"\s*:\s*)(-?[0-9][0-9.eE+-]*)')
 _WS = b" \t\r\n"
@@ -111,6 +112,26 @@ def open_trace_array(
     return TraceArray(top=top, pieces=pieces)
 
 
+def has_key_array(stream: ByteStream, key: str = "traceEvents") -> bool:
+    """Whether `key`'s array starts, as a top-level key, within the first `HEAD_LIMIT` bytes.
+
+    The same structural test `open_trace_array` applies, for format detection: a trace whose
+    large ``metadata`` object comes first is recognised by its shape, not by keys that happen
+    to sit in its first kilobytes. Reading stops at the first chunk that settles it.
+
+    Raises:
+        ParseError: a corrupt gzip stream.
+    """
+    buf = b""
+    for chunk in stream.chunks():
+        buf += chunk
+        if _key_array(buf, key) is not None:
+            return True
+        if len(buf) > HEAD_LIMIT:
+            break
+    return False
+
+
 def _is_array(buf: bytes) -> bool:
     return buf.lstrip(_WS)[:1] == b"["
 
@@ -119,11 +140,14 @@ def _key_array(buf: bytes, key: str) -> tuple[int, dict[str, Any]] | None:
     """Where `key`'s array starts in `buf` and the keys before it, or None.
 
     Every occurrence of `"key"` is tried in turn, so one inside an earlier string value
-    does not hide the real one.
+    does not hide the real one; at most `MAX_KEY_TRIES` of them, since each try parses the
+    bytes before it (a hostile head of nested `{"traceEvents": [...]}` would be quadratic).
     """
     marker = b'"' + key.encode() + b'"'
     found = buf.find(marker)
-    while found >= 0:
+    for _ in range(MAX_KEY_TRIES):
+        if found < 0:
+            break
         start = _array_start(buf, found + len(marker))
         head = _parse_head(buf[:found]) if start >= 0 else None
         if head is not None:

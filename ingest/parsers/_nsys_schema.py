@@ -87,23 +87,39 @@ def columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
 
 
-def check_export(present: set[str], source: str) -> str:
-    """Return the metadata table's name, or explain why this is not an nsys export.
+# An export without its metadata table (some 2021 exports) is still recognised by these.
+CUPTI_TABLES = (
+    "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+)  # fmt: skip
+NO_METADATA = (
+    "the export has no META_DATA_EXPORT or EXPORT_META_DATA table (recognised by its CUPTI "
+    "tables and StringIds): nsys and schema versions are unknown"
+)
+
+
+def looks_like_export(present: set[str]) -> bool:
+    """Whether the tables are an nsys export's: StringIds with a metadata or CUPTI table."""
+    return "StringIds" in present and any(t in present for t in (*META_TABLES, *CUPTI_TABLES))
+
+
+def check_export(present: set[str], source: str) -> str | None:
+    """Return the metadata table's name (None: the export has none, see `NO_METADATA`), or
+    explain why this is not an nsys export.
 
     Raises:
         UnsupportedFormatError: a required table is missing; the message names it.
     """
     meta = next((t for t in META_TABLES if t in present), None)
+    if looks_like_export(present):
+        return meta
     missing = [] if "StringIds" in present else ["StringIds"]
     if meta is None:
-        missing.append(" or ".join(META_TABLES))
-    if missing:
-        raise UnsupportedFormatError(
-            f"{source}: a sqlite database but not an Nsight Systems export "
-            f"(`nsys export --type sqlite`): missing table(s) {', '.join(missing)}"
-        )
-    assert meta is not None
-    return meta
+        missing.append(" or ".join((*META_TABLES, "a CUPTI_ACTIVITY_KIND_* table")))
+    raise UnsupportedFormatError(
+        f"{source}: a sqlite database but not an Nsight Systems export "
+        f"(`nsys export --type sqlite`): missing table(s) {', '.join(missing)}"
+    )
 
 
 def read_metadata(conn: sqlite3.Connection, meta_table: str, source: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ each kind in file order, the kinds interleaved only block by block.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from sys import intern
@@ -38,6 +39,7 @@ from ingest.events import (
 from ingest.parsers._json_stream import TraceArray, open_trace_array
 from ingest.parsers._kineto_blocks import Appends, KindColumns
 from ingest.parsers._kineto_flows import REBUILT_CATEGORIES, add_flow, add_typed_flow, is_flow
+from ingest.parsers._kineto_sniff import sniff as sniff  # detection's hook
 from ingest.parsers._kineto_typed import KinetoEvent, decode_piece
 from ingest.parsers._kineto_values import as_int, dur_to_ns, float_us_to_ns, ts_to_ns
 
@@ -60,6 +62,12 @@ CATEGORY_KINDS: dict[str, EventKind] = {
     "python_function": EventKind.PYTHON,
     "Python": EventKind.PYTHON,
 }
+# Complete events that are no activity: the profiler's own span ("PyTorch Profiler (0)").
+NOT_EVENTS = frozenset({"Trace"})
+UNREAD = (
+    "a category perfdash does not read (it reads CPU ops, runtime and driver calls, "
+    "annotations, Python functions, and CUDA/HIP kernels, copies, memsets and syncs)"
+)
 DEVICE_KINDS = frozenset(
     {EventKind.KERNEL, EventKind.MEMCPY, EventKind.MEMSET, EventKind.GPU_ANNOTATION, EventKind.SYNC}
 )
@@ -149,20 +157,29 @@ def _iter_events(
 ) -> Iterator[EventBlock]:
     columns = KindColumns(DEVICE_KINDS)
     appends = columns.appends
+    unread: Counter[str] = Counter()
     try:
         for first, items in array.pieces:
             report.bytes_done = stream.raw_done
             if items and type(items[0]) is KinetoEvent:  # a typed piece is typed throughout
-                _typed_rows(items, first, base_ns, report, appends, flows)
+                _typed_rows(items, first, base_ns, report, appends, flows, unread)
             else:
-                _generic_rows(items, first, base_ns, report, appends, flows)
+                _generic_rows(items, first, base_ns, report, appends, flows, unread)
             if columns.full():
                 yield from columns.flush()
     except IngestError:  # what was read before the damage comes out first, as it did
         yield from columns.flush()
         raise
     yield from columns.flush()
+    report_unread(unread, report)
     report.bytes_done = stream.raw_total
+
+
+def report_unread(unread: Counter[str], report: ParseReport) -> None:
+    """Count the complete events of categories perfdash does not read as skipped, one
+    warning per category (MTIA device activity, CUPTI range-profiler counters, ...)."""
+    for cat, count in unread.most_common():
+        report.skip(f"{count} {_printable(cat)} events skipped: {UNREAD}", count)
 
 
 def _generic_rows(
@@ -172,6 +189,7 @@ def _generic_rows(
     report: ParseReport,
     appends: Appends,
     flows: Flows,
+    unread: Counter[str],
 ) -> None:
     kinds, rebuilt = CATEGORY_KINDS, REBUILT_CATEGORIES
     for index, item in enumerate(items, first):
@@ -184,8 +202,11 @@ def _generic_rows(
             if item.get("name") == "[memory]":  # 2021 traces: memory instants had no cat
                 kind = EventKind.MEMORY
             else:
-                if (type(cat) is not str or cat not in rebuilt) and is_flow(cat, item.get("ph")):
+                ph = item.get("ph")
+                if (type(cat) is not str or cat not in rebuilt) and is_flow(cat, ph):
                     add_flow(item, index, base_ns, report, flows)
+                elif ph == "X" and type(cat) is str and cat not in NOT_EVENTS:
+                    unread[cat] += 1
                 continue
         _append_or_skip(item, kind, index, base_ns, report, appends)
 
@@ -222,6 +243,7 @@ def _typed_rows(
     report: ParseReport,
     appends: Appends,
     flows: Flows,
+    unread: Counter[str],
 ) -> None:
     """`_generic_rows` for a typed piece: `_to_event` inlined for the fields' usual types.
 
@@ -239,6 +261,8 @@ def _typed_rows(
             if e.name != "[memory]":
                 if e.cat not in rebuilt and is_flow(e.cat, e.ph):
                     add_typed_flow(e, index, base_ns, report, flows)
+                elif e.ph == "X" and type(e.cat) is str and e.cat not in NOT_EVENTS:
+                    unread[e.cat] += 1
                 continue
             kind = memory
         ts, dur = e.ts, e.dur

@@ -55,6 +55,22 @@ DERIVED_SOURCE = (
 )
 
 
+_PREAMBLE = ("==PROF==", "==WARNING==", "==ERROR==")
+_HEADERS = ('"ID","Process ID"', '"Process ID","Process Name","Host Name","Kernel Name"')
+
+
+def sniff(path: Path, head: bytes, source: str = "") -> TraceFormat | None:
+    """`ingest.detect`'s hook: an ``.ncu-rep`` (magic or name) or ncu's CSV, else None."""
+    if is_ncu_report(head, source or path.name):
+        return TraceFormat.NCU_CSV
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n").decode("utf-8", errors="replace")
+    if text.startswith(("{", "[")):
+        return None  # JSON, whatever strings it holds
+    if text.startswith(_PREAMBLE) or any(h in text for h in _HEADERS):
+        return TraceFormat.NCU_CSV
+    return None
+
+
 def parse(
     path: Path,
     report: ParseReport,

@@ -52,6 +52,17 @@ READERS: dict[str, _Reader] = {
 }
 
 
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def sniff(path: Path, head: bytes, source: str = "") -> TraceFormat | None:
+    """`ingest.detect`'s hook, after rocprof's: any other SQLite file (the parser names the
+    tables an export lacks), or an ``.nsys-rep``/``.qdrep`` by magic or name."""
+    if head.startswith(_SQLITE_MAGIC) or is_nsys_report(head, source or path.name):
+        return TraceFormat.NSYS_SQLITE
+    return None
+
+
 def parse(
     path: Path,
     report: ParseReport,
@@ -100,7 +111,10 @@ def _prepare(
         present = schema.tables(conn)
         meta_table = schema.check_export(present, source)
         header = TraceHeader(format=TraceFormat.NSYS_SQLITE)
-        header.metadata = dict(schema.read_metadata(conn, meta_table, source))
+        if meta_table is None:
+            tables.warn(report, schema.NO_METADATA)
+        else:
+            header.metadata = dict(schema.read_metadata(conn, meta_table, source))
         start = schema.session_start_ns(conn, present)
         if start is not None:
             header.metadata["session_start_utc_ns"] = start

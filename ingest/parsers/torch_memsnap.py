@@ -6,7 +6,7 @@ the Memory tab and SQL over the trace read them as they read a torch.profiler tr
 the record_function phases (`external_annotations`) as annotation ranges. The snapshot
 views (`ingest.memsnap.build_views`) travel on the header to the dataset.
 
-Public surface: `parse`, `is_memory_snapshot`, `read_snapshot`, `phases_from_trace`.
+Public surface: `parse`, `sniff`, `is_memory_snapshot`, `read_snapshot`, `phases_from_trace`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest._io import read_all
-from ingest.errors import ParseError
+from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import (
     Device,
     Event,
@@ -45,6 +45,23 @@ def is_memory_snapshot(head: bytes) -> bool:
         and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05")
         and any(k in head[:256] for k in _KEYS)
     )
+
+
+def sniff(path: Path, head: bytes, source: str = "") -> TraceFormat | None:
+    """`ingest.detect`'s hook: a snapshot pickle, or None for anything else but a pickle.
+
+    Raises:
+        UnsupportedFormatError: another pickle (only snapshots are ever unpickled).
+    """
+    if is_memory_snapshot(head):
+        return TraceFormat.TORCH_MEMORY_SNAPSHOT
+    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        raise UnsupportedFormatError(
+            f"{source or path.name}: a Python pickle, but not a torch.cuda.memory snapshot (no "
+            "'segments' or 'device_traces' key near the start); perfdash unpickles only memory "
+            "snapshots"
+        )
+    return None
 
 
 def read_snapshot(path: Path, *, max_bytes: int, source: str) -> Snapshot:

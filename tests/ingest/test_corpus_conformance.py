@@ -1,7 +1,9 @@
-"""Every Kineto file of the shared corpus: per-kernel count and total equal raw sums.
+"""Every Kineto file of the shared corpus and of tests/data/public: per-kernel count and total
+equal raw sums.
 
 The reference is computed here from the file's own JSON with decimal arithmetic, the same
-rule as ../shared/tools/conformance.py. Skipped when ../shared/corpus is absent.
+rule as ../shared/tools/conformance.py. The corpus's files are left out when ../shared/corpus
+is absent; the public ones (tests/data/public/MANIFEST) are committed.
 """
 
 from __future__ import annotations
@@ -16,11 +18,10 @@ import pytest
 from ingest import TraceStats, parse_file
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+PUBLIC = Path(__file__).resolve().parents[1] / "data" / "public"
 KINETO_FILES = sorted(
     [*(CORPUS / "kineto").glob("*.json*"), *(CORPUS / "h200").glob("torch*.json")]
-)
-
-pytestmark = pytest.mark.skipif(not CORPUS.exists(), reason="../shared/corpus is not present")
+) + sorted(PUBLIC.glob("*.json*"))
 
 
 def _raw_kernel_sums(path: Path) -> dict[str, tuple[int, int]]:

@@ -5,7 +5,7 @@ output folder (or an extracted archive of one) becomes one trace.
 
 Public surface: `FORMATS` (the formats this package reads), `parse_one` (one file of any
 rocprof kind), `parse_folder`, `parse_files`, `parse_members` (the registry's archive hook),
-`sniff_format` (detection), `looks_like_v1_json`, `is_rocprof_folder`.
+`sniff`, `sniff_loose` (detection), `sniff_format`, `looks_like_v1_json`, `is_rocprof_folder`.
 """
 
 from ingest.events import TraceFormat
@@ -17,7 +17,7 @@ from ingest.parsers.rocprof.folder import (
     parse_members,
     parse_one,
 )
-from ingest.parsers.rocprof.sniff import sniff_format
+from ingest.parsers.rocprof.sniff import sniff, sniff_format, sniff_loose
 
 FORMATS = (
     TraceFormat.ROCPROF_CSV,
@@ -36,5 +36,7 @@ __all__ = [
     "parse_folder",
     "parse_members",
     "parse_one",
+    "sniff",
     "sniff_format",
+    "sniff_loose",
 ]

@@ -10,16 +10,27 @@ caller yields the rows before it, then raises `error()`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ingest.parsers._csv_arrow import WHITESPACE, CsvError
+from ingest.parsers._csv_arrow import WHITESPACE, CsvError, CsvSource
 
-if TYPE_CHECKING:
-    from ingest.parsers.rocprof._csv import CsvTable
+
+class HeaderIndex(Protocol):
+    """What a block reads of its `ingest.parsers.rocprof._csv.CsvTable` (which imports this
+    module, so it is named by shape): column positions, the file's name, its line numbers."""
+
+    @property
+    def index(self) -> Mapping[str, int]: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def csv(self) -> CsvSource: ...
+
 
 _PLAIN_INT = r"^-?[0-9]{1,18}$"
 _PLAIN_FLOAT = r"^-?[0-9]{1,300}(\.[0-9]{1,300})?([eE][-+]?[0-9]{1,3})?$"
@@ -28,8 +39,14 @@ _PLAIN_FLOAT = r"^-?[0-9]{1,300}(\.[0-9]{1,300})?([eE][-+]?[0-9]{1,3})?$"
 def cell_int(raw: str, column: str) -> tuple[int | None, str]:
     """A stripped cell as ``(int or None, "")``, or ``(None, why it is no integer)``.
 
+    A fractional value (rocprof-compute writes timestamps as ``41551790928449.54``) is
+    rounded to the nearest integer, read as a decimal so no digit is lost; truncating would
+    bias every duration low (docs/FORMATS.md, "Public traces").
+
     >>> cell_int("0x1F", "q"), cell_int("1e3", "q"), cell_int("n/a", "q")
     ((31, ''), (1000, ''), (None, ''))
+    >>> cell_int("41551790928449.54", "t"), cell_int("7.5", "t"), cell_int("-2.6", "t")
+    ((41551790928450, ''), (8, ''), (-3, ''))
     """
     if not raw or raw.lower() in ("none", "nil", "n/a"):
         return None, ""
@@ -37,12 +54,12 @@ def cell_int(raw: str, column: str) -> tuple[int | None, str]:
         return int(raw, 0), ""
     except ValueError:
         try:
-            number = float(raw)
-        except ValueError:
+            number = Decimal(raw)
+        except InvalidOperation:
             return None, f"{raw[:40]!r} in column {column!r} is not a number"
-        if number != number or number in (float("inf"), float("-inf")):
+        if not number.is_finite():
             return None, f"{raw!r} in column {column!r} is not finite"
-        return int(number), ""
+        return int(number.to_integral_value(ROUND_HALF_UP)), ""
 
 
 def cell_float(raw: str, column: str) -> tuple[float | None, str]:
@@ -68,7 +85,7 @@ class Columns:
         records: each row's record number (a line number once `line_of` maps it).
     """
 
-    def __init__(self, table: CsvTable, raw: list[pa.Array], records: list[int]) -> None:
+    def __init__(self, table: HeaderIndex, raw: list[pa.Array], records: list[int]) -> None:
         self.table, self.raw, self.records = table, raw, records
         self._stripped: dict[int, pa.Array] = {}
         self._bad: tuple[int, int, str] | None = None
@@ -103,6 +120,13 @@ class Columns:
         ``a or b`` fallback); a bad cell elsewhere is not an error (its value is None).
         """
         return self._convert(name, pa.int64(), _PLAIN_INT, cell_int, required, when)
+
+    def fractional(self, name: str) -> bool:
+        """Whether any cell of the column has a fraction or an exponent (``123.45``)."""
+        column = self._column(name)
+        return column is not None and bool(
+            pc.any(pc.match_substring_regex(column, "[.eE]")).as_py()
+        )
 
     def floats(self, name: str) -> list[float | None]:
         """The column as floats (`cell_float`'s rules)."""

@@ -103,20 +103,34 @@ class CsvTable:
                 location="line 1",
             )
 
-    def chunks(self) -> Iterator[Columns]:
+    def chunks(self, *, exact_width: bool = False) -> Iterator[Columns]:
         """Data rows as column blocks, blank rows left out.
 
         Every column is read (no `include_columns`): a row is blank, and skipped, when
-        every one of its cells is whitespace, the csv reader's rule.
+        every one of its cells is whitespace, the csv reader's rule. A row with more cells
+        than the header is cut, as the csv readers did, unless `exact_width`.
+
+        Raises:
+            CsvError: with `exact_width`, a row with more fields than the header (after the
+                rows before it): a table whose names are unquoted would otherwise be blamed
+                on whichever column the shifted cells land in.
         """
         for piece in self.csv.pieces():
+            if exact_width and piece.width is not None and piece.width > len(self.header):
+                raise CsvError(
+                    f"{piece.width} fields where the header has {len(self.header)}: a value "
+                    "holds an unquoted comma (a kernel name such as 'k<float, 2>'?), so the "
+                    "columns after it cannot be told apart",
+                    source=self.source,
+                    location=f"line {self.csv.line_of(piece.first)}",
+                )
             columns = _non_blank(piece)
             if columns is not None:
                 yield columns(self)
 
-    def rows(self) -> Iterator[Row]:
-        """Data rows in file order, skipping blank lines."""
-        for chunk in self.chunks():
+    def rows(self, *, exact_width: bool = False) -> Iterator[Row]:
+        """Data rows in file order, skipping blank lines (`exact_width`: see `chunks`)."""
+        for chunk in self.chunks(exact_width=exact_width):
             cells = [c.to_pylist() for c in chunk.raw]
             for cells_row, record in zip(zip(*cells, strict=True), chunk.records, strict=True):
                 yield Row(list(cells_row), self.index, record, self.source, self.csv)

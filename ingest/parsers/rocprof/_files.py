@@ -16,7 +16,8 @@ from pathlib import Path, PurePosixPath
 from ingest._io import read_head
 from ingest.errors import ParseError
 from ingest.parsers.rocprof._csv import CsvError, read_header
-from ingest.parsers.rocprof._kinds import Table, classify
+from ingest.parsers.rocprof._databases import ROCPD, V1_DB, V1_DB_NOTE, database_kind
+from ingest.parsers.rocprof._kinds import ANALYSIS_NOTE, Table, classify
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 V3_JSON_KEY = b'"rocprofiler-sdk-tool"'
@@ -40,6 +41,7 @@ class FileKind(StrEnum):
     V1_JSON = "v1_json"
     V3_JSON = "v3_json"
     ROCPD = "rocpd"
+    SKIPPED = "skipped"  # rocprof output that is no trace, or repeats one (`RocFile.note`)
     OTHER = "other"
 
 
@@ -52,6 +54,7 @@ class RocFile:
     kind: FileKind
     table: Table | None = None
     header: tuple[str, ...] = ()
+    note: str = ""  # why a SKIPPED file is not read
 
     @property
     def run(self) -> str:
@@ -93,7 +96,10 @@ def classify_file(name: str, path: Path) -> RocFile:
     """
     head = read_head(path, 4096)
     if head.startswith(SQLITE_MAGIC):
-        return RocFile(name, path, FileKind.ROCPD)
+        kind = database_kind(path)
+        if kind == V1_DB:
+            return RocFile(name, path, FileKind.SKIPPED, note=V1_DB_NOTE)
+        return RocFile(name, path, FileKind.ROCPD if kind == ROCPD else FileKind.OTHER)
     stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if stripped.startswith(b"{"):
         if V3_JSON_KEY in head:
@@ -106,6 +112,8 @@ def classify_file(name: str, path: Path) -> RocFile:
         # still read; only a file *named* .csv is an error when its header is unknown.
         header = read_header(path, name)
         table = classify(header) if header else None
+        if table is Table.ANALYSIS:
+            return RocFile(name, path, FileKind.SKIPPED, table, tuple(header), ANALYSIS_NOTE)
         if table is not None:
             return RocFile(name, path, FileKind.CSV, table, tuple(header))
         if is_csv_name:

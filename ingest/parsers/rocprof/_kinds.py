@@ -29,6 +29,7 @@ class Table(StrEnum):
     V3_SCRATCH = "v3_scratch"
     ROOFLINE = "roofline"
     SYSINFO = "sysinfo"
+    ANALYSIS = "analysis"  # rocprof-compute tables that are no trace (`ANALYSIS_NOTE`)
 
 
 V3_TABLES = frozenset(
@@ -38,6 +39,17 @@ V3_TABLES = frozenset(
     }
 )  # fmt: skip
 V2_TABLES = frozenset({Table.V2_API, Table.V2_ASYNC, Table.V2_ROCTX})
+ANALYSIS_NOTE = (
+    "a rocprof-compute table that is no trace (its kernel summary, its dispatch list, or a "
+    "counter pass that matched no dispatch): skipped"
+)
+# pmc_kernel_top.csv (the analysis's top kernels), pmc_dispatch_info.csv (the dispatch list),
+# and the header-only pmc_perf_<n>.csv / <counter>.csv of a pass that matched no dispatch.
+_ANALYSIS_HEADERS = (
+    ("Kernel_Name", "Count", "Sum(ns)"),
+    ("Dispatch_ID", "Kernel_Name", "GPU_ID"),
+    ("Dispatch_ID", "Kernel_Name"),
+)
 
 
 def classify(header: list[str]) -> Table | None:
@@ -47,10 +59,14 @@ def classify(header: list[str]) -> Table | None:
     <Table.STATS: 'stats'>
     >>> classify(["Index", "KernelName", "gpu-id", "queue-id"])
     <Table.DISPATCHES: 'dispatches'>
+    >>> classify(["Kernel_Name", "Count", "Sum(ns)", "Mean(ns)"])
+    <Table.ANALYSIS: 'analysis'>
     >>> classify(["a", "b"]) is None
     True
     """
     h = set(header)
+    if tuple(header[:3]) == _ANALYSIS_HEADERS[0] or tuple(header) in _ANALYSIS_HEADERS[1:]:
+        return Table.ANALYSIS
     if header[:3] == ["Name", "Calls", "TotalDurationNs"]:
         return Table.STATS
     if "Counter_Name" in h and "Counter_Value" in h:

@@ -10,7 +10,9 @@ there are few, are kept as ``args["counters"]``. ``grd`` is a 1-D size in work-i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from ingest.events import Event, EventBlock, EventKind
@@ -62,6 +64,18 @@ _NOT_COUNTERS = frozenset(
         "Unnamed: 0",
     }
 )
+_PASS_SUFFIX = re.compile(r"_\d+$")
+
+
+def is_pass_copy_or_known(column: str) -> bool:
+    """Whether a column is one of the dispatch's own (not a counter), or a merged pass's
+    copy of one: omniperf writes ``obj_1``, ``wave_size_1``, ``GPU_ID_2`` ... when it joins
+    the passes' tables side by side.
+
+    >>> [is_pass_copy_or_known(c) for c in ("obj_1", "wave_size_12", "SQ_WAVES", "TCC_HIT_1")]
+    [True, True, False, False]
+    """
+    return column in _NOT_COUNTERS or _PASS_SUFFIX.sub("", column) in _NOT_COUNTERS
 
 
 class DispatchColumns:
@@ -81,7 +95,7 @@ class DispatchColumns:
                 source=source,
                 location="line 1",
             )
-        self.counters = [h for h in header if h and h not in _NOT_COUNTERS]
+        self.counters = [h for h in header if h and not is_pass_copy_or_known(h)]
 
 
 def iter_dispatches(table: CsvTable, devices: Devices) -> Iterator[EventBlock]:
@@ -120,6 +134,9 @@ def dispatch_block(chunk: Columns, cols: DispatchColumns, devices: Devices) -> E
     counters = _counter_columns(chunk, cols.counters)
     pid, tid, corr = (_opts(chunk, key, cols) for key in ("pid", "tid", "correlation"))
     n = chunk.cut
+    durations = [e - s for s, e in zip(start[:n], end[:n], strict=True)]  # type: ignore[operator]
+    if chunk.fractional(c["start"]) or chunk.fractional(c["end"]):
+        durations = exact_durations(chunk.text(c["start"])[:n], chunk.text(c["end"])[:n])
     for index in dict.fromkeys(gpu[:n]):
         devices.see(index)
     args = _block_args(n, ints, queue, counters, name)
@@ -127,7 +144,7 @@ def dispatch_block(chunk: Columns, cols: DispatchColumns, devices: Devices) -> E
         kind=EventKind.KERNEL,
         name=name[:n],
         start_ns=start[:n],  # type: ignore[arg-type]  # checked: no None before the cut
-        dur_ns=[e - s for s, e in zip(start[:n], end[:n], strict=True)],  # type: ignore[operator]
+        dur_ns=durations,
         device=gpu[:n],
         stream=queue[:n],
         pid=pid[:n],
@@ -135,6 +152,23 @@ def dispatch_block(chunk: Columns, cols: DispatchColumns, devices: Devices) -> E
         correlation=corr[:n],
         args=args,
     )
+
+
+def exact_durations(starts: Sequence[str], ends: Sequence[str]) -> list[int]:
+    """Each duration rounded once, from the exact difference of its decimal timestamps.
+
+    rocprof-compute writes fractional ns (``41551790928449.54``); its own summary
+    (``pmc_kernel_top.csv``) sums end minus start per dispatch. Rounding each difference
+    (not each end) keeps every duration within 0.5 ns of it, so a kernel's total is within
+    half a ns per launch of the summary's, with no bias (FORMATS.md, "Public traces").
+
+    >>> exact_durations(["10.4", "3"], ["12.0", "4.5"])
+    [2, 2]
+    """
+    return [
+        int((Decimal(e) - Decimal(s)).to_integral_value(ROUND_HALF_UP))
+        for s, e in zip(starts, ends, strict=True)
+    ]
 
 
 def _block_args(

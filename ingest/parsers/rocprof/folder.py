@@ -15,7 +15,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from ingest.errors import ParseError
+from ingest.errors import ParseError, UnsupportedFormatError
 from ingest.events import Event, EventBlock, ParseReport, TraceFormat, TraceHeader, flatten
 from ingest.parsers.rocprof import compute, rocpd, stats_csv, v1_json, v2_csv, v3_csv, v3_json
 from ingest.parsers.rocprof._common import BOOTTIME, Devices, warn
@@ -118,6 +118,7 @@ class _Run:
         self.max_bytes = max_bytes
         self.source = source
         self.devices = Devices()
+        self.skipped: list[str] = []  # files recognised but not read (`RocFile.note`)
         self.header = TraceHeader(format=TraceFormat.ROCPROFV3_CSV, metadata=dict(BOOTTIME))
 
     def table(self, f: RocFile) -> CsvTable:
@@ -145,10 +146,17 @@ def parse_files(
     ignored = [f.name for f in files if f.kind is FileKind.OTHER]
     if ignored:
         warn(report, f"ignored files that are no rocprof output: {', '.join(ignored)[:200]}")
-    files = [f for f in files if f.kind is not FileKind.OTHER]
+    skipped = [f for f in files if f.kind is FileKind.SKIPPED]
+    for note in dict.fromkeys(f.note for f in skipped):
+        names = [f.name for f in skipped if f.note == note]
+        warn(report, f"{', '.join(names[:5])}{' ...' if len(names) > 5 else ''}: {note}")
+    files = [f for f in files if f.kind not in (FileKind.OTHER, FileKind.SKIPPED)]
     if not files:
+        if skipped:
+            raise UnsupportedFormatError(f"{skipped[0].name}: {skipped[0].note}")
         raise _no_rocprof(source)
     run = _Run(files, report, max_bytes, source)
+    run.skipped = [f.name for f in skipped]
     if any(f.table in (Table.ROOFLINE, Table.SYSINFO) for f in files) or any(
         f.name.rsplit("/", 1)[-1] == "pmc_perf.csv" for f in files
     ):
@@ -333,7 +341,14 @@ def _compute(run: _Run) -> Iterator[Item]:
     if main is not None:
         yield from iter_dispatches(run.table(main), run.devices)
     else:
-        warn(run.report, "the workload has no pmc_perf.csv or timestamps.csv: peaks only")
+        empty = [n for n in run.skipped if n.rsplit("/", 1)[-1] in _COMPUTE_NAMES]
+        warn(
+            run.report,
+            f"{empty[0]} has no dispatch rows (did the run's dispatch filter match none?): "
+            "peaks only"
+            if empty
+            else "the workload has no pmc_perf.csv or timestamps.csv: peaks only",
+        )
     for device in run.devices.by_index.values():
         run.devices.see(device.index, str(system.get("model", "")), **system)
     if not run.devices.by_index and system:

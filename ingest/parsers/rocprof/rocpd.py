@@ -4,15 +4,19 @@ Opened read-only and immutable, so a hostile file cannot make us write anywhere,
 capped and the views read checked to be rocpd's plain ones (`ingest.parsers._sqlite`); a
 kernel's full name is read only when it has no display name. Only schema
 version 3 is read, through the unsuffixed ``rocpd_*`` views every rocpd file defines (the
-convenience views such as ``kernels`` changed across 2025 releases). Start and end columns are
-ids into ``rocpd_timestamp``; track pid/tid are OS ids; agent ids are mapped to the agents'
-logical indices, as the CSV output numbers them.
+convenience views such as ``kernels`` changed across 2025 releases). Agent ids are mapped to
+the agents' logical indices, as the CSV output numbers them.
+
+Two layouts of schema 3 have shipped, told apart by the columns present, not the version
+string: rocprofiler-sdk's own (``start``/``end`` inline in each activity table, ``pid``/``tid``
+ids into ``rocpd_info_process``/``rocpd_info_thread``), and one with ``start_id``/``end_id``
+into ``rocpd_timestamp`` and a ``track_id`` into ``rocpd_track`` holding OS pid/tid.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -27,14 +31,16 @@ from ingest.parsers.rocprof._common import (
     kernel_args,
     mark_communication,
 )
+from ingest.parsers.rocprof._databases import ROCPD, database_kind
 from ingest.parsers.rocprof._files import RocFile
 
 SUPPORTED_SCHEMAS = frozenset({"3"})
+Rows = Iterator[Any]
 # The views read: each must be rocpd's plain `SELECT * FROM <suffixed table>`.
 READ_VIEWS = (
     "rocpd_metadata", "rocpd_string", "rocpd_info_agent", "rocpd_info_kernel_symbol",
     "rocpd_track", "rocpd_timestamp", "rocpd_event", "rocpd_region", "rocpd_kernel_dispatch",
-    "rocpd_memory_copy", "rocpd_memory_allocate",
+    "rocpd_memory_copy", "rocpd_memory_allocate", "rocpd_info_process", "rocpd_info_thread",
 )  # fmt: skip
 
 _KERNELS = """
@@ -72,6 +78,42 @@ JOIN rocpd_timestamp s ON s.id = m.start_id JOIN rocpd_timestamp e ON e.id = m.e
 JOIN rocpd_track t ON t.id = m.track_id LEFT JOIN rocpd_event ev ON ev.id = m.event_id
 """
 
+# The same four queries for the inline layout (see the module docstring); columns in the
+# same order, so one reader serves both.
+_PROCESS = "LEFT JOIN rocpd_info_process p ON p.id = {t}.pid"
+_THREAD = "LEFT JOIN rocpd_info_thread th ON th.id = {t}.tid"
+_INLINE_KERNELS = f"""
+SELECT k.start, k."end", k.agent_id, k.queue_id, k.stream_id, p.pid, th.tid, NULL,
+       COALESCE(NULLIF(ks.display_name, ''), ks.kernel_name), k.dispatch_id, k.kernel_id,
+       k.grid_size_x, k.grid_size_y, k.grid_size_z,
+       k.workgroup_size_x, k.workgroup_size_y, k.workgroup_size_z, k.group_segment_size,
+       k.private_segment_size, ks.arch_vgpr_count, ks.accum_vgpr_count, ks.sgpr_count,
+       ev.correlation_id
+FROM rocpd_kernel_dispatch k {_PROCESS.format(t="k")} {_THREAD.format(t="k")}
+LEFT JOIN rocpd_info_kernel_symbol ks ON ks.id = k.kernel_id
+LEFT JOIN rocpd_event ev ON ev.id = k.event_id
+"""
+_INLINE_COPIES = """
+SELECT m.start, m."end", n.string, m.size, m.src_agent_id, m.dst_agent_id, m.stream_id,
+       ev.correlation_id
+FROM rocpd_memory_copy m LEFT JOIN rocpd_string n ON n.id = m.name_id
+LEFT JOIN rocpd_event ev ON ev.id = m.event_id
+"""
+_INLINE_REGIONS = f"""
+SELECT r.start, r."end", n.string, c.string, p.pid, th.tid, ev.correlation_id
+FROM rocpd_region r {_PROCESS.format(t="r")} {_THREAD.format(t="r")}
+LEFT JOIN rocpd_string n ON n.id = r.name_id
+LEFT JOIN rocpd_event ev ON ev.id = r.event_id LEFT JOIN rocpd_string c ON c.id = ev.category_id
+"""
+_INLINE_ALLOCATIONS = """
+SELECT m.start, m."end", m.type, m.level, m.size, m.address, m.agent_id, ev.correlation_id
+FROM rocpd_memory_allocate m LEFT JOIN rocpd_event ev ON ev.id = m.event_id
+"""
+_LAYOUTS = {
+    "ids": (_KERNELS, _COPIES, _REGIONS, _ALLOCATIONS),
+    "inline": (_INLINE_KERNELS, _INLINE_COPIES, _INLINE_REGIONS, _INLINE_ALLOCATIONS),
+}
+
 
 def parse(
     f: RocFile, header: TraceHeader, devices: Devices, report: ParseReport, *, max_bytes: int
@@ -89,6 +131,7 @@ def parse(
     try:
         check_tables(conn, READ_VIEWS, f.name, views=True)
         version = _schema_version(conn, f.name)
+        layout = _layout(conn, f.name)
         agents = _agents(conn, devices)
     except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
         conn.close()
@@ -97,46 +140,57 @@ def parse(
         conn.close()
         raise
     header.format = TraceFormat.ROCPD_SQLITE
-    header.metadata.update(profiler="rocprofv3", rocpd_schema_version=version)
-    return _events(conn, agents, devices, f.name, TextBudget(max_bytes, f.name))
+    header.metadata.update(profiler="rocprofv3", rocpd_schema_version=version, rocpd_layout=layout)
+    return _events(conn, _LAYOUTS[layout], agents, devices, TextBudget(max_bytes, f.name))
+
+
+def _layout(conn: sqlite3.Connection, source: str) -> str:
+    """Which of the shipped layouts the database uses, from its kernel table's columns.
+
+    Raises:
+        ParseError: neither layout's time columns are there.
+    """
+    columns = {r[1] for r in conn.execute('PRAGMA table_info("rocpd_kernel_dispatch")')}
+    if {"start_id", "end_id", "track_id"} <= columns:
+        return "ids"
+    if {"start", "end"} <= columns:
+        return "inline"
+    raise ParseError(
+        "rocpd_kernel_dispatch has neither start/end nor start_id/end_id/track_id columns "
+        f"(it has {', '.join(sorted(columns)) or 'no columns'}); perfdash knows both layouts "
+        "rocprofiler-sdk has shipped",
+        source=source,
+        location="rocpd_kernel_dispatch",
+    )
 
 
 def _events(
     conn: sqlite3.Connection,
+    queries: tuple[str, str, str, str],
     agents: dict[int, int],
     devices: Devices,
-    source: str,
     budget: TextBudget,
 ) -> Iterator[Event]:
-    tables = (
-        ("rocpd_kernel_dispatch", _kernels(conn, agents, devices)),
-        ("rocpd_memory_copy", _copies(conn, agents)),
-        ("rocpd_region", _regions(conn)),
-        ("rocpd_memory_allocate", _allocations(conn, agents)),
+    kernels, copies, regions, allocations = queries
+    readers: tuple[tuple[str, str, Callable[[Rows], Iterator[Event]]], ...] = (
+        ("rocpd_kernel_dispatch", kernels, lambda rows: _kernels(rows, agents, devices)),
+        ("rocpd_memory_copy", copies, lambda rows: _copies(rows, agents)),
+        ("rocpd_region", regions, _regions),
+        ("rocpd_memory_allocate", allocations, lambda rows: _allocations(rows, agents)),
     )
     with closing(conn):
         try:
-            for table, events in tables:
-                for event in events:
+            for table, query, read in readers:
+                for event in read(conn.execute(query)):
                     budget.take(event, table)
                     yield event
         except (sqlite3.Error, UnicodeDecodeError) as e:  # corrupt TEXT is not UTF-8
-            raise ParseError(f"unreadable rocpd table: {e}", source=source) from e
+            raise ParseError(f"unreadable rocpd table: {e}", source=budget.source) from e
 
 
 def is_rocpd(path: Path) -> bool:
     """Whether an SQLite file is a rocpd database (has a ``rocpd_metadata`` table or view)."""
-    try:
-        with closing(
-            sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
-        ) as c:
-            found = c.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'rocpd_metadata' "
-                "OR name LIKE 'rocpd\\_metadata%' ESCAPE '\\' LIMIT 1"
-            ).fetchone()
-    except (sqlite3.Error, UnicodeDecodeError):
-        return False
-    return found is not None
+    return database_kind(path) == ROCPD
 
 
 def _schema_version(conn: sqlite3.Connection, source: str) -> str:
@@ -172,8 +226,8 @@ def _agents(conn: sqlite3.Connection, devices: Devices) -> dict[int, int]:
     return out
 
 
-def _kernels(conn: sqlite3.Connection, agents: dict[int, int], devices: Devices) -> Iterator[Event]:
-    for row in conn.execute(_KERNELS):
+def _kernels(rows: Rows, agents: dict[int, int], devices: Devices) -> Iterator[Event]:
+    for row in rows:
         (start, end, agent, queue, stream, pid, tid, name, display, dispatch, kernel_id,
          gx, gy, gz, wx, wy, wz, lds, scratch, vgpr, accum, sgpr, corr) = row  # fmt: skip
         device = agents.get(agent, agent)
@@ -199,8 +253,8 @@ def _kernels(conn: sqlite3.Connection, agents: dict[int, int], devices: Devices)
         )
 
 
-def _copies(conn: sqlite3.Connection, agents: dict[int, int]) -> Iterator[Event]:
-    for start, end, name, size, src, dst, stream, corr in conn.execute(_COPIES):
+def _copies(rows: Rows, agents: dict[int, int]) -> Iterator[Event]:
+    for start, end, name, size, src, dst, stream, corr in rows:
         direction = str(name or "")
         device = agents.get(src if "DEVICE_TO" in direction else dst)
         args: dict[str, Any] = {"direction": direction, "bytes": size}
@@ -216,8 +270,8 @@ def _copies(conn: sqlite3.Connection, agents: dict[int, int]) -> Iterator[Event]
         )
 
 
-def _regions(conn: sqlite3.Connection) -> Iterator[Event]:
-    for start, end, name, category, pid, tid, corr in conn.execute(_REGIONS):
+def _regions(rows: Rows) -> Iterator[Event]:
+    for start, end, name, category, pid, tid, corr in rows:
         domain, label = str(category or ""), str(name or "")
         args: dict[str, Any] = {"domain": domain}
         if domain.upper().startswith("RCCL"):
@@ -235,8 +289,8 @@ def _regions(conn: sqlite3.Connection) -> Iterator[Event]:
         )
 
 
-def _allocations(conn: sqlite3.Connection, agents: dict[int, int]) -> Iterator[Event]:
-    for start, end, kind, level, size, address, agent, corr in conn.execute(_ALLOCATIONS):
+def _allocations(rows: Rows, agents: dict[int, int]) -> Iterator[Event]:
+    for start, end, kind, level, size, address, agent, corr in rows:
         operation = str(kind or "").lower()
         yield Event(
             kind=EventKind.MEMORY,

@@ -21,11 +21,13 @@ def read_stats(table: CsvTable) -> list[StatRow]:
     """``(name, calls, total_ns)`` per row, largest total first.
 
     Raises:
-        ParseError: a bad cell (file and line named).
+        ParseError: a bad cell, or a row with more fields than the header (a kernel name
+            with unquoted commas, as some rocprof versions write them); file and line named.
     """
     table.require(("Name", "Calls", "TotalDurationNs"), "rocprof stats")
     rows = [
-        (r.text("Name"), r.req_int("Calls"), r.req_int("TotalDurationNs")) for r in table.rows()
+        (r.text("Name"), r.req_int("Calls"), r.req_int("TotalDurationNs"))
+        for r in table.rows(exact_width=True)
     ]
     return sorted(rows, key=lambda r: (-r[2], r[0]))
 

@@ -2,9 +2,11 @@
 
 It looks like a Kineto trace but is not one: ``ts``/``dur`` are often JSON strings of µs, the
 ``pid`` is a section (COPY, HIP, HSA, GPU<n>, GPU Barriers<n>) named by ``process_name``
-metadata events, and ``otherData`` holds rocminfo output, from which only GPU names and sizes
-are kept. Kernel events carry their exact ``BeginNs``/``EndNs`` in ``args``; those win over the
-truncated µs values.
+metadata events (some tblextr versions write the events' pids as strings of digits and the
+metadata's as integers: both are read as the same id; an event whose section cannot be told
+is skipped and counted, never guessed), and ``otherData`` holds rocminfo output, from which
+only GPU names and sizes are kept. Kernel events carry their exact ``BeginNs``/``EndNs`` in
+``args``; those win over the truncated µs values.
 """
 
 from __future__ import annotations
@@ -76,8 +78,9 @@ def iter_events(
     for item in raw:
         if isinstance(item, dict) and item.get("ph") == "M" and item.get("name") == "process_name":
             label = (item.get("args") or {}).get("name")
-            if isinstance(item.get("pid"), int) and isinstance(label, str):
-                sections[item["pid"]] = label
+            pid = section_id(item.get("pid"))
+            if pid is not None and isinstance(label, str):
+                sections[pid] = label
     columns: dict[tuple[str, ...], DispatchColumns] = {}
     for index, item in enumerate(raw):
         if not isinstance(item, dict) or item.get("ph") != "X":
@@ -98,8 +101,10 @@ def _event(
     devices: Devices,
 ) -> Event | None:
     args = item.get("args") or {}
-    pid = item.get("pid")
-    section = sections.get(pid, "") if isinstance(pid, int) else ""
+    pid = section_id(item.get("pid"))
+    if pid is None:
+        raise ValueError(f"pid {item.get('pid')!r} names no section, so its kind is unknown")
+    section = sections.get(pid, "")
     if "KernelName" in args and "BeginNs" in args:
         header = tuple(args)
         if header not in columns:
@@ -110,7 +115,7 @@ def _event(
     name = str(item.get("name", ""))
     gpu, barrier = _GPU.match(section), _BARRIERS.match(section)
     device = int(gpu.group(1)) if gpu else None
-    if not section and isinstance(pid, int) and pid >= _GPU_BASE_PID:
+    if not section and pid >= _GPU_BASE_PID:
         device = pid - _GPU_BASE_PID
     if device is not None:
         devices.see(device)
@@ -153,6 +158,21 @@ def _times(item: dict[str, Any], args: dict[str, Any]) -> tuple[int, int]:
     if dur < 0:
         raise ValueError(f"negative duration {item.get('dur')!r}")
     return start, dur
+
+
+def section_id(value: object) -> int | None:
+    """An event's ``pid`` as the integer id of its section, or None when it is none.
+
+    >>> section_id(6), section_id("6"), section_id(" 7 "), section_id("GPU0"), section_id(True)
+    (6, 6, 7, None, None)
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
 
 
 def _leading_int(value: object) -> int | None:

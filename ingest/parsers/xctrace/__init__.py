@@ -9,7 +9,7 @@ correlation); encoders become CPU ops; driver intervals, runtime calls.
 Built from documentation and public exports, not from files recorded here: tables and
 columns not listed in `_tables` are refused, not guessed at (docs/FORMATS.md, xctrace).
 
-Public surface: `parse`, `parse_members`, `looks_like_export`.
+Public surface: `parse`, `parse_members`, `sniff`, `looks_like_export`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ingest._io import ByteStream
+from ingest._io import ByteStream, read_head
 from ingest.archive import ArchiveMember
-from ingest.errors import ParseError, UnsupportedFormatError
+from ingest.errors import ParseError
 from ingest.events import Device, Event, ParseReport, TraceFormat, TraceHeader
 from ingest.parsers.xctrace._mapping import Mapper
 from ingest.parsers.xctrace._nesting import EncoderSpans
@@ -33,6 +33,11 @@ def looks_like_export(head: bytes) -> bool:
     """Whether the first bytes are an xctrace export (or its --toc, refused with advice)."""
     stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     return stripped.startswith(b"<") and any(m in head for m in _MARKERS)
+
+
+def sniff(path: Path, head: bytes, source: str = "") -> TraceFormat | None:
+    """`ingest.detect`'s hook: `TraceFormat.XCTRACE_XML` for an export, else None."""
+    return TraceFormat.XCTRACE_XML if looks_like_export(head) else None
 
 
 def parse(
@@ -64,16 +69,10 @@ def parse_members(
     source: str,
 ) -> tuple[TraceHeader, Iterator[Event]]:
     """The registry's archive hook: every xctrace export in the archive, one trace."""
-    from ingest.detect import detect_trace_format  # detect imports this package
-
     files = []
     for member in sorted(members, key=lambda m: m.name):
         name = f"{source}:{member.name}"
-        try:
-            fmt = detect_trace_format(member.path, name)
-        except UnsupportedFormatError:
-            fmt = None
-        if fmt is TraceFormat.XCTRACE_XML:
+        if looks_like_export(read_head(member.path)):
             files.append((member.path, name))
         else:
             report.warnings.append(f"{member.name}: not an xctrace export, ignored")
