@@ -32,6 +32,7 @@ from backend.services.benchmarks import (
     fail_run,
     finish_run,
     requeue_run,
+    top_up,
 )
 from backend.services.errors import InvalidInputError
 from backend.services.traces import accept_upload
@@ -112,6 +113,7 @@ def execute_run(run_id: str, runner: str) -> str | None:
         claimed = claim_run(session, run_id, runner)
         if claimed is None:  # done, or failed as `killed` (a redelivery): a bisect moves on
             advance_for_run(session, run_id)
+            top_up(session, run_id, budget=get_settings().bench_aa_extra_runs)
             return None
         run, spec = claimed
         try:  # specs stored before the check existed are refused here too
@@ -128,6 +130,7 @@ def execute_run(run_id: str, runner: str) -> str | None:
         with Session(get_engine()) as session:
             status = _record(session, run_id, name, project, outcome)
             advance_for_run(session, run_id)
+            top_up(session, run_id, budget=get_settings().bench_aa_extra_runs)
             return status
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -137,6 +140,7 @@ def _fail(run_id: str, reason: FailureReason, error: str) -> None:
     with Session(get_engine()) as session:
         fail_run(session, run_id, reason, error)
         advance_for_run(session, run_id)
+        top_up(session, run_id, budget=get_settings().bench_aa_extra_runs)
 
 
 @app.task(  # type: ignore[untyped-decorator]
