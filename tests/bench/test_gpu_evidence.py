@@ -42,6 +42,18 @@ def test_a_warm_up_power_cap_in_two_samples_is_unjudged_not_throttled() -> None:
     assert "sw_power_cap in 100%" in unjudged["detail"] and "120 W of 700 W" in unjudged["detail"]
 
 
+def test_a_burst_at_a_stale_low_clock_is_unjudged_not_low_clock() -> None:
+    # The H200 proof's second burst (docs/BENCHMARKS.md, issue #37): three equal readings,
+    # 1560 MHz and 0x4 at 161 W, for a loop that ran at 709 TFLOP/s.
+    rows = [{**s, "sm": 1560, "reasons": 4, "power_mw": 160684} for s in phase("idle0")[:3]]
+    state = monitored(rows)
+    assert state["gpus"][0]["summary"]["sm_mhz"]["median"] == 1560  # 79 % of 1980
+    assert not [f for f in evaluate(state, Rules()) if f["flag"] == "throttled"]
+    (unjudged,) = [f for f in evaluate(state, Rules()) if f["flag"] == "unjudged"]
+    assert "SM clock median 1560 MHz" in unjudged["detail"]
+    assert ("throttled", "low_clock") in _flags(state, Rules(min_samples=3))
+
+
 def test_a_longer_loop_with_the_warm_up_reason_at_low_power_is_not_throttled() -> None:
     state = monitored(_burst(40, 140))
     assert state["gpus"][0]["samples"] == 40

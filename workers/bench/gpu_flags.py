@@ -9,10 +9,13 @@ and flags"). `gpu` is the NVML index, as nvidia-smi numbers GPUs.
   `sw_power_cap`, temperature near the slowdown point for the thermal ones) in at least
   `min_share` of the samples of the timed loops; the detail gives the shares.
 - unjudged / few_samples (information): fewer than `min_samples` samples, too few to
-  judge reasons by (a 12-35 ms burst gets 2-3); the detail gives the count and what the
-  readings said. On the H200 a burst after idle reports 0x4 at 100-160 W of 700 W.
-- throttled / low_clock: the median SM clock is below `min_clock_fraction` of the clock
-  the GPU should hold (the locked clock when clocks are locked, else the max clock).
+  judge by (a 12-35 ms burst gets 2-4), so neither reasons nor the clock flag the run; the
+  detail gives the count and what the readings said. On the H200 bursts after idle
+  reported 0x4 at 100-160 W of 700 W, and SM clocks of 1485-1845 MHz that NVML had not
+  refreshed within the loop (three equal readings), at 680-782 TFLOP/s.
+- throttled / low_clock: the median SM clock (over at least `min_samples` samples) is
+  below `min_clock_fraction` of the clock the GPU should hold (the locked clock when
+  clocks are locked, else the max clock).
 - contended / other_process: a process that is neither the runner nor one of its
   children used the GPU (SM or memory utilisation in NVML's per-process samples) during a
   timed loop, or was there on a GPU whose NVML gives no per-process utilisation.
@@ -72,14 +75,14 @@ def _reasons(gpu: dict[str, Any], rules: Rules) -> list[dict[str, Any]]:
     backed = gpu.get("reasons_backed") or {}
     power, limit = _median(gpu, "power_w"), _median(gpu, "power_limit_w")
     watts = f"; power median {power:.0f} W of {limit:.0f} W" if power and limit else ""
+    sm = _median(gpu, "sm_mhz")
+    clock = f"; SM clock median {sm:.0f} MHz" if sm is not None else ""
     if n < rules.min_samples:
         said = ", ".join(f"{r} in {v:.0%}" for r, v in seen.items()) or "no slowdown reason"
         detail = (f"{n} samples through the timed loop, fewer than {rules.min_samples}: too "
-                  f"short to judge throttling ({said}{watts})")  # fmt: skip
+                  f"short to judge throttling ({said}{watts}{clock})")  # fmt: skip
         return [{"flag": "unjudged", "gpu": index, "reason": "few_samples", "detail": detail}]
     out = []
-    sm = _median(gpu, "sm_mhz")
-    clock = f"; SM clock median {sm:.0f} MHz" if sm is not None else ""
     for reason, share in seen.items():
         real = backed.get(reason, 0.0)
         if real >= rules.min_share:
@@ -151,7 +154,9 @@ def evaluate(
     for gpu in (state or {}).get("gpus", []):
         if not gpu.get("evaluated", True) or not gpu.get("samples"):
             continue
-        flags += _reasons(gpu, rules) + _low_clock(gpu, rules.min_clock_fraction)
+        flags += _reasons(gpu, rules)
+        if gpu["samples"] >= rules.min_samples:  # the median of 2-4 stale readings: no
+            flags += _low_clock(gpu, rules.min_clock_fraction)
         flags += _others(gpu, bool((state or {}).get("host_pids")))
         locked, why = clock_lock(gpu)
         if locked is None and "user-defined" not in why:
