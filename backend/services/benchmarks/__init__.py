@@ -1,6 +1,6 @@
 """Benchmark specs, runs, runners, their cron schedules and bisects."""
 
-from backend.services.benchmarks.aa import AA_TRIGGERS, AaBatch, batch_state, top_up
+from backend.services.benchmarks.aa import AA_TRIGGERS, batch_state, top_up
 from backend.services.benchmarks.bisect import (
     advance_for_run,
     git_url,
@@ -40,7 +40,6 @@ from backend.services.benchmarks.specs import (
 __all__ = [
     "AA_TRIGGERS",
     "HEARTBEAT_EVERY",
-    "AaBatch",
     "FailureReason",
     "advance_for_run",
     "batch_state",
