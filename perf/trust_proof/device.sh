@@ -11,11 +11,7 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 PERFDASH_DATA_DIR=/tmp/pd-tr
 python3 -c "import pyarrow, numpy, torch, pynvml, fastapi, celery, dash, duckdb; pynvml.nvmlInit();
 print('pyarrow', pyarrow.__version__, 'torch', torch.__version__, 'driver', pynvml.nvmlSystemGetDriverVersion())" || exit 1
 work=/tmp/trust && mkdir -p $work
-F=clocks_event_reasons.active
-nvidia-smi --query-gpu=$F --format=csv >/dev/null 2>&1 || F=clocks_throttle_reasons.active
-nvidia-smi -i 0 --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu,utilization.gpu,$F \
-  --format=csv -lms 100 > $work/nvidia_smi.csv 2>&1 &
-smi=$!
+. perf/gpu_guard/nvidia_smi_log.sh $work/nvidia_smi.csv
 timeout 540 python3 perf/trust_proof/run_trust_proof.py perf/trust_proof/specs.yaml $work > $work/proof.log 2>&1
 echo "proof rc=$?"
 kill $smi

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -98,14 +97,8 @@ def main() -> int:
     """Run the proof and write its files."""
     specs, out = Path(sys.argv[1]), Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
-    data = Path(os.environ.get("PERFDASH_DATA_DIR", "/tmp/perfdash-trust"))
-    shutil.rmtree(data, ignore_errors=True)
-    env = {**os.environ, "PERFDASH_DATA_DIR": str(data), "PERFDASH_SEED_SAMPLES": "false"}
     started = time.monotonic()
-    serve = base._start(["serve", "--no-samples", "--port", str(base.PORT)], env, out / "serve.log")
-    base._wait_healthy()
-    worker = base._start(["worker", "--queues", "gpu", "--concurrency", "1"], env,
-                         out / "worker.log")  # fmt: skip
+    data, env, serve, worker = guard.start_perfdash(out, "/tmp/perfdash-trust")
     runs: list[dict[str, Any]] = []
     proof: dict[str, Any] = {}
 
