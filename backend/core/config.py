@@ -204,6 +204,27 @@ class Settings(BaseSettings):
         description="A benchmark run is flagged `throttled` (`low_clock`) when the median SM "
         "clock through its timed loops is below this fraction of the max (or locked) clock.",
     )
+    bench_throttle_min_samples: int = Field(
+        default=5,
+        ge=1,
+        le=10_000,
+        description="A benchmark run with fewer NVML samples through its timed loops is "
+        "`unjudged` for clocks-event reasons: too short to tell a cap from a warm-up.",
+    )
+    bench_throttle_min_share: float = Field(
+        default=0.1,
+        gt=0,
+        le=1,
+        description="A clocks-event reason flags a run `throttled` only when its evidence "
+        "(power near the limit, temperature near slowdown) holds in this share of samples.",
+    )
+    bench_aa_extra_runs: int = Field(
+        default=5,
+        ge=0,
+        le=50,
+        description="An A/A batch (`--repeat N`) queues up to this many runs beyond N to "
+        "replace flagged ones, so that N unflagged runs exist; past it the batch stops short.",
+    )
     # SQL over a trace (issue #18, backend/services/query).
     query_timeout_s: float = Field(
         default=10.0, gt=0, le=3600, description="Wall-clock limit of one SQL query."

@@ -227,6 +227,21 @@ class BenchmarkRun(SQLModel, table=True):
     finished_at: datetime | None = _ts(nullable=True)
 
 
+class AaBatchPublic(SQLModel):
+    """An A/A batch (`--repeat N`): usable runs against N, and whether it is done, still
+    running, or stopped short because its budget of extra runs ran out."""
+
+    aa_group: str
+    target: int
+    usable: int
+    pending: int
+    extra: int
+    budget: int
+    state: str
+    message: str
+    runs: list[dict[str, Any]]
+
+
 class BenchmarkRunPublic(SQLModel):
     id: str
     spec_id: int

@@ -180,6 +180,13 @@ class NoiseBandPublic(SQLModel):
     low: float | None = None
     high: float | None = None
     reason: str | None = Field(default=None, description="Why there is no band yet.")
+    aa_runs: int = Field(default=0, description="A/A runs seen: flagged and unflagged.")
+    runs_usable: int = Field(default=0, description="A/A runs not flagged: the band's runs.")
+    runs_left_out: int = Field(default=0, description="A/A runs left out for a flag.")
+    runs_needed: int = Field(default=0, description="Usable A/A runs a band needs.")
+    left_out: list[dict[str, Any]] = Field(
+        default_factory=list, description="Left-out runs (newest 20): id, run_id, commit, flags."
+    )
 
 
 class ChangePointPublic(SQLModel):

@@ -49,6 +49,9 @@ class Verdict(StrEnum):
     # Not judged: the run carries a suspect flag (throttled, contended) and the SLA has
     # `require_stable`; the SLA's status stays what it was.
     SKIPPED = "skipped"
+    # Not judged: a regression or relative rule with no `tolerance_pct` and no noise band
+    # yet has no tolerance to judge by (never 0 %); the details say what is missing.
+    INSUFFICIENT_DATA = "insufficient_data"
 
 
 class SlaBase(SQLModel):
@@ -64,7 +67,7 @@ class SlaBase(SQLModel):
     op: str = Field(default="<=", max_length=2)
     threshold: float | None = None
     # None: regression and relative rules use the noise band's minimum detectable change
-    # (learned from A/A runs), or 0 when the series has no A/A runs yet.
+    # (learned from A/A runs), and answer `insufficient_data` until the band exists.
     tolerance_pct: float | None = Field(default=None, ge=0, le=1000)
     # Leave runs flagged throttled or contended out of statistics, and skip their verdicts.
     require_stable: bool = False
@@ -93,7 +96,7 @@ class Sla(SlaBase, table=True):
     id: str = Field(default_factory=lambda: uuid.uuid4().hex, primary_key=True, max_length=32)
     name: str = Field(max_length=128, unique=True)
     project: str = Field(max_length=128, index=True)
-    status: Verdict | None = Field(default=None, sa_type=String(16))
+    status: Verdict | None = Field(default=None, sa_type=String(32))
     status_changed_at: datetime | None = Field(
         default=None, sa_column=Column(DateTime(timezone=True))
     )
@@ -102,7 +105,7 @@ class Sla(SlaBase, table=True):
     last_evaluated_at: datetime | None = Field(
         default=None, sa_column=Column(DateTime(timezone=True))
     )
-    # Why the latest run was not judged (its flags), or None when it was.
+    # Why the latest run was not judged (its flags, or the data an SLA lacks), or None.
     last_skip_reason: str | None = Field(default=None, max_length=512)
     # The last SPARKLINE_LENGTH observed values, kept here so the board reads one row per SLA.
     sparkline: list[float] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
@@ -144,7 +147,7 @@ class SlaEvaluation(SQLModel, table=True):
         sa_column=Column(_BigId, ForeignKey("metric_runs.id", ondelete="CASCADE"), index=True),
     )
     commit: str = Field(default="", max_length=64)
-    verdict: Verdict = Field(sa_type=String(16))
+    verdict: Verdict = Field(sa_type=String(32))
     observed: float | None = None
     threshold: float | None = None
     baseline: float | None = None

@@ -17,7 +17,7 @@ from urllib.parse import quote, urlencode
 
 from dashboard.format import format_value
 
-_STATUS_CLASS = {"pass": "sla-pass", "fail": "sla-fail"}
+_STATUS_CLASS = {"pass": "sla-pass", "fail": "sla-fail", "insufficient_data": "sla-insufficient"}
 _RULE_OPS = {"relative": "≈", "no_increase": "≤"}
 
 
@@ -80,10 +80,13 @@ def _sparkline(values: list[float]) -> str:
 
 
 def _skipped(sla: dict[str, Any]) -> str:
-    """Why the latest run was not judged (its flags), when it was skipped."""
+    """Why the latest run was not judged: its flags (skipped), or the data the rule lacks."""
     reason = sla.get("last_skip_reason")
     if not reason:
         return ""
+    if sla.get("status") == "insufficient_data":
+        title = escape(f"latest run not judged: {reason}")
+        return f'<div class="sla-skip" title="{title}">⚠ {escape(reason)}</div>'
     title = escape(f"latest run not judged (require_stable): {reason}")
     return f'<div class="sla-skip" title="{title}">⚠ skipped: {escape(reason)}</div>'
 

@@ -53,7 +53,7 @@ def _dropdown(element_id: str, label: str, options: list[str], value: str | None
 def _summary(slas: list[dict[str, Any]]) -> html.Div:
     counts = {
         k: sum(1 for s in slas if (s.get("status") or "no_data") == k)
-        for k in ("fail", "pass", "no_data")
+        for k in ("fail", "pass", "insufficient_data", "no_data")
     }
     return html.Div(
         [

@@ -11,11 +11,7 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 PERFDASH_DATA_DIR=/tmp/pd-gu
 python3 -c "import pynvml; pynvml.nvmlInit(); print('nvml', pynvml.nvmlSystemGetDriverVersion())" \
   || { echo "pynvml missing or NVML will not start: add nvidia-ml-py to .whl/"; exit 1; }
 work=/tmp/guard && mkdir -p $work
-F=clocks_event_reasons.active
-nvidia-smi --query-gpu=$F --format=csv >/dev/null 2>&1 || F=clocks_throttle_reasons.active
-nvidia-smi -i 0 --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu,utilization.gpu,$F \
-  --format=csv -lms 100 > $work/nvidia_smi.csv 2>&1 &
-smi=$!
+. perf/gpu_guard/nvidia_smi_log.sh $work/nvidia_smi.csv
 python3 perf/gpu_guard/run_guard_proof.py perf/gpu_guard/specs.yaml $work > $work/proof.log 2>&1
 kill $smi
 tail -40 $work/proof.log

@@ -93,18 +93,26 @@ def _judge(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "expected": want, "pass": held and row["status"] == "succeeded"}
 
 
-def main() -> int:
-    """Run the proof and write its files."""
-    specs, out = Path(sys.argv[1]), Path(sys.argv[2])
-    out.mkdir(parents=True, exist_ok=True)
-    data = Path(os.environ.get("PERFDASH_DATA_DIR", "/tmp/perfdash-guard"))
+def start_perfdash(
+    out: Path, default_data: str
+) -> tuple[Path, dict[str, str], subprocess.Popen[bytes], subprocess.Popen[bytes]]:
+    """A fresh embedded perfdash: data folder, environment, `serve` and a `gpu` worker."""
+    data = Path(os.environ.get("PERFDASH_DATA_DIR", default_data))
     shutil.rmtree(data, ignore_errors=True)
     env = {**os.environ, "PERFDASH_DATA_DIR": str(data), "PERFDASH_SEED_SAMPLES": "false"}
-    started = time.monotonic()
     serve = base._start(["serve", "--no-samples", "--port", str(base.PORT)], env, out / "serve.log")
     base._wait_healthy()
     worker = base._start(["worker", "--queues", "gpu", "--concurrency", "1"], env,
                          out / "worker.log")  # fmt: skip
+    return data, env, serve, worker
+
+
+def main() -> int:
+    """Run the proof and write its files."""
+    specs, out = Path(sys.argv[1]), Path(sys.argv[2])
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    data, _env, serve, worker = start_perfdash(out, "/tmp/perfdash-guard")
     runs: list[dict[str, Any]] = []
     try:
         subprocess.run(

@@ -43,10 +43,13 @@ NVML_NAMES = {
 }  # fmt: skip
 
 
-def phase(name: str, *, pids: list[Any] | None = None, every: int = 1) -> list[dict[str, Any]]:
-    """The probe's samples of one phase, as the fake serves them."""
+def phase(
+    name: str, *, pids: list[Any] | None = None, use: dict[Any, int] | None = None, every: int = 1
+) -> list[dict[str, Any]]:
+    """The probe's samples of one phase, as the fake serves them (`use`: per-process
+    utilisation of other processes, as NVML's process samples give it)."""
     rows = [s for s in PROBE["samples"] if s["phase"] == name][::every]
-    return [{**s, "pids": pids or ["self"]} for s in rows]
+    return [{**s, "pids": pids or ["self"], "use": use or {}} for s in rows]
 
 
 def fake_nvml(samples: list[dict[str, Any]], **static: Any) -> ModuleType:
@@ -143,15 +146,15 @@ def test_locked_clocks_are_judged_against_the_lock(static: dict[str, Any], locke
 def test_another_process_contends_but_our_children_do_not() -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        ours = evaluate(monitored(phase("idle0", pids=["self", child.pid])), 0.9)
-        theirs = evaluate(monitored(phase("idle0", pids=["self", 1])), 0.9)
+        ours = evaluate(monitored(phase("idle0", pids=["self", child.pid], use={child.pid: 90})))
+        theirs = evaluate(monitored(phase("idle0", pids=["self", 1], use={1: 80})), 0.9)
     finally:
         child.kill()
         child.wait()
     assert "contended" not in {f["flag"] for f in ours}
     contended = [f for f in theirs if f["flag"] == "contended"]
     assert contended and contended[0]["reason"] == "other_process"
-    assert "pid 1" in contended[0]["detail"]
+    assert "1 (80%)" in contended[0]["detail"]
 
 
 HIDDEN = 4194303  # above any pid_max: a pid of another PID namespace (NVML in a container)
@@ -159,7 +162,7 @@ HIDDEN = 4194303  # above any pid_max: a pid of another PID namespace (NVML in a
 
 def test_host_pids_in_a_container_count_the_runner_once() -> None:
     alone = monitored(phase("idle0", pids=[HIDDEN]))
-    shared = monitored(phase("idle0", pids=[HIDDEN, HIDDEN - 1]))
+    shared = monitored(phase("idle0", pids=[HIDDEN, HIDDEN - 1], use={HIDDEN: 50}))
     assert "contended" not in {f["flag"] for f in evaluate(alone, 0.9)}
     assert alone["host_pids"] and alone["gpus"][0]["foreign_pids"] == []
     contended = [f for f in evaluate(shared, 0.9) if f["flag"] == "contended"]

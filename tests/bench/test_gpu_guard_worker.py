@@ -42,7 +42,10 @@ FOREIGN_PID = 1  # init: never the runner's descendant
 def guard_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     folder = tmp_path_factory.mktemp("guard")
     sustained = [s for s in PROBE["samples"] if s["phase"] == "sustained"][50:]
-    scenario = {"gpus": [{"samples": [{**s, "pids": ["self", FOREIGN_PID]} for s in sustained]}]}
+    # The foreign process uses the GPU (NVML's per-process samples give it 60 % SM), so it
+    # contends; a mere holder would be `other_process_present` (issue #37).
+    busy = {"pids": ["self", FOREIGN_PID], "use": {str(FOREIGN_PID): 60}}
+    scenario = {"gpus": [{"samples": [{**s, **busy} for s in sustained]}]}
     (folder / "nvml.json").write_text(json.dumps(scenario))
     with (
         pytest.MonkeyPatch.context() as monkeypatch,
@@ -56,6 +59,9 @@ def guard_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
         # The probe's median SM clock is 73 % of max: above 0.7, so no `low_clock` flag if
         # (and only if) the setting reaches the runner.
         monkeypatch.setenv("PERFDASH_BENCH_MIN_CLOCK_FRACTION", "0.7")
+        # A command's window is short (a few 20 ms samples): judge it from one sample on, so
+        # the flags do not hang on the machine's speed, and the setting must reach the runner.
+        monkeypatch.setenv("PERFDASH_BENCH_THROTTLE_MIN_SAMPLES", "1")
         yield settings
 
 

@@ -141,3 +141,20 @@ def test_peak_memory_tile_has_no_exponent() -> None:
     assert "e+" not in tile
     assert "4,093,423,616" in tile and "5,000,000,000" in tile
     assert format_value(peak, "B") == format_bytes(peak) == "4.1 GB"
+
+
+def test_an_sla_without_a_tolerance_yet_shows_what_it_lacks() -> None:
+    """Issue #37: `insufficient_data` is a state of its own on the board, with the missing
+    data (the evaluation's message, escaped) under the value."""
+    from dashboard.components.sla_tile import sla_tile
+
+    missing = "no tolerance_pct and no noise band yet: 2 of 5 A/A runs usable; need <4>"
+    tile = sla_tile({
+        "id": "x", "name": "gemm", "project": "p", "benchmark": "b", "metric": "tflops",
+        "statistic": "p50", "rule": "relative", "op": "<=", "branch": "",
+        "severity": "warning", "status": "insufficient_data", "last_observed": 596.5,
+        "last_threshold": None, "sparkline": [596.5], "status_changed_at": None,
+        "last_skip_reason": missing,
+    })  # fmt: skip
+    assert 'class="sla-tile sla-insufficient"' in tile and "INSUFFICIENT DATA" in tile
+    assert "2 of 5 A/A runs usable; need &lt;4&gt;" in tile and "skipped" not in tile

@@ -11,7 +11,7 @@ import pytest
 from backend.models.metrics import Direction, MetricPoint, MetricRun
 from backend.models.slas import Rule, Sla, Statistic, Verdict
 from backend.services.series.history import SeriesRow
-from backend.services.slas.baselines import split_series
+from backend.services.slas.baselines import JudgedSeries, split_series
 from backend.services.slas.rules import (
     Evidence,
     absolute,
@@ -127,12 +127,25 @@ def test_relative_higher_is_better() -> None:
 
 
 def test_relative_without_a_baseline_has_no_data_and_says_what_was_left_out() -> None:
-    judged = relative(_sla(rule=Rule.RELATIVE), 1.0, [], lower=True, excluded_since="c7")
+    sla = _sla(rule=Rule.RELATIVE, tolerance_pct=0)
+    judged = relative(sla, 1.0, [], lower=True, excluded_since="c7")
     assert (judged.verdict, judged.baseline, judged.details) == (
         Verdict.NO_DATA,
         None,
-        {"excluded_since": "c7", "tolerance_pct": 0.0, "tolerance_source": "none"},
+        {"excluded_since": "c7", "tolerance_pct": 0, "tolerance_source": "sla"},
     )
+
+
+def test_no_tolerance_and_no_band_is_insufficient_data_never_a_verdict_at_zero() -> None:
+    # The A/A noise: 596.5 against a baseline of 611.5 (higher is better) failed at 0 %.
+    sla = _sla(rule=Rule.RELATIVE)
+    judged = relative(sla, 596.5, [611.5, 611.5], lower=False)
+    assert judged.verdict == Verdict.INSUFFICIENT_DATA and judged.threshold is None
+    assert judged.details["tolerance_source"] == "insufficient"
+    assert "0 of 0 A/A runs usable; need 4" in judged.details["insufficient_data"]
+    point = _point(value=596.5, samples=[596.0, 597.0], direction=Direction.HIGHER)
+    reg = regression(_sla(rule=Rule.REGRESSION), _run(0), point, [], JudgedSeries([], [], []))
+    assert reg.verdict == Verdict.INSUFFICIENT_DATA
 
 
 @pytest.mark.parametrize(("rule", "verdict"), [(Rule.NO_INCREASE, "fail"), (Rule.RELATIVE, "pass")])
@@ -236,7 +249,7 @@ def test_regression_too_recent_for_a_change_point_starts_at_the_streak() -> None
 
 
 def test_regression_without_samples_or_history_has_no_data() -> None:
-    sla = _sla(rule=Rule.REGRESSION)
+    sla = _sla(rule=Rule.REGRESSION, tolerance_pct=0)
     judged = regression(
         sla, _run(3), _point(value=5.0, p50=5.0), _rows([4.0, 6.0]), split_series(sla, [])
     )

@@ -173,10 +173,12 @@ def test_noise_route_without_aa_runs_and_past_its_limits(
 ) -> None:
     post_sla(client, auth, name="reg", rule="regression")
     body = _by_name(_push(client, auth, "c0", 100.0))
-    assert body["reg"]["details"]["tolerance_source"] == "none"
+    assert body["reg"]["verdict"] == "insufficient_data"
+    assert body["reg"]["details"]["tolerance_source"] == "insufficient"
     params = {"project": "llm", "benchmark": "train", "metric": "step_time_ms"}
     empty = client.get("/api/v1/metrics/series/noise", params=params).json()
     assert empty["spread_pct"] is None and "--repeat" in empty["reason"]
+    assert "0 of 0 A/A runs usable; need 4" in empty["reason"]
     cases = [
         ({**params, "runs": 0}, "runs"),
         ({**params, "baseline_runs": 1001}, "baseline_runs"),
@@ -189,6 +191,60 @@ def test_noise_route_without_aa_runs_and_past_its_limits(
         response = client.get("/api/v1/metrics/series/noise", params=query)
         assert response.status_code == 422, (query, response.text)
         assert [e["loc"] for e in response.json()["detail"]] == [["query", field]]
+
+
+def test_relative_rule_without_a_band_is_insufficient_data_until_one_forms(
+    client: TestClient, auth: dict[str, str]
+) -> None:
+    """The issue's case: a relative rule with no tolerance judged A/A noise at 0 % and
+    failed. Now: `insufficient_data` naming what is missing, on the push response and the
+    board, until the A/A runs form a band; then a verdict at the band's MDC."""
+    post_sla(client, auth, name="rel", rule="relative", baseline_runs=3)
+    aa = [611.5, 596.5, 612.0, 605.0, 609.0]  # the third, fourth and fifth run flagged
+    for i, value in enumerate(aa):
+        flags = THROTTLED if i >= 2 else None
+        body = _by_name(_push(client, auth, "aa", value, run_id=f"aa-{i}", flags=flags))
+    rel = body["rel"]
+    assert rel["verdict"] == "insufficient_data" and rel["threshold"] is None
+    # 5 A/A runs of one commit, 2 unflagged: 1 degree of freedom of the 3 a band needs, so 2
+    # more usable runs: 4.
+    missing = rel["details"]["insufficient_data"]
+    assert "2 of 5 A/A runs usable (3 flagged: throttled (GPU 0, sw_power_cap)); need 4" in missing
+    board = {s["name"]: s for s in client.get("/api/v1/slas").json()["items"]}["rel"]
+    assert board["status"] == "insufficient_data" and "2 of 5" in board["last_skip_reason"]
+    params = {"project": "llm", "benchmark": "train", "metric": "step_time_ms"}
+    noise = client.get("/api/v1/metrics/series/noise", params=params).json()
+    assert (noise["aa_runs"], noise["runs_usable"], noise["runs_left_out"]) == (5, 2, 3)
+    assert noise["runs_needed"] == 4 and noise["spread_pct"] is None
+    assert sorted(r["run_id"] for r in noise["left_out"]) == ["aa-2", "aa-3", "aa-4"]
+    assert {r["flags"] for r in noise["left_out"]} == {"throttled (GPU 0, sw_power_cap)"}
+    for i, value in enumerate([604.0, 610.0]):  # two more unflagged runs: the band forms
+        body = _by_name(_push(client, auth, "aa", value, run_id=f"aa-more-{i}"))
+    assert body["rel"]["verdict"] in ("pass", "fail")
+    assert body["rel"]["details"]["tolerance_source"] == "noise_band"
+    board = {s["name"]: s for s in client.get("/api/v1/slas").json()["items"]}["rel"]
+    assert board["status"] == body["rel"]["verdict"] and board["last_skip_reason"] is None
+
+
+def test_migration_0021_widens_the_verdict_columns_and_downgrades(
+    settings: Settings, engine: Engine, client: TestClient, auth: dict[str, str]
+) -> None:
+    post_sla(client, auth, name="rel", rule="relative", baseline_runs=1)
+    assert _by_name(_push(client, auth, "c0", 1.0))["rel"]["verdict"] == "insufficient_data"
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        diff = compare_metadata(context, SQLModel.metadata)
+    assert [d for d in diff if "status" in str(d) or "verdict" in str(d)] == []
+    config = alembic_config(settings.resolved_database_url)
+    command.downgrade(config, "0020")
+    engine.dispose()
+    with engine.connect() as conn:
+        verdicts = conn.exec_driver_sql("SELECT verdict FROM sla_evaluations").scalars().all()
+        status = conn.exec_driver_sql("SELECT status FROM slas").scalar_one()
+    assert verdicts == ["no_data"] and status == "no_data"
+    command.upgrade(config, "head")
+    engine.dispose()
+    assert _evaluations(engine) == 1
 
 
 def _evaluations(engine: Engine) -> int:

@@ -61,6 +61,16 @@ SLOWDOWNS = frozenset(
      "board_limit", "reliability")
 )  # fmt: skip
 SLOWDOWN_MASK = sum(bit for bit, name in REASON_BITS.items() if name in SLOWDOWNS)
+# What makes a reason real (issue #37): the H200 reports SwPowerCap (0x4) in the first
+# readings of a burst after idle at 100-160 W of its 700 W cap, a boost transition and not a
+# cap. A reading backs `sw_power_cap` only at POWER_NEAR_LIMIT of the enforced limit or
+# above (the sustained GEMM sat at 692 W), and the thermal reasons only within
+# THERMAL_MARGIN_C of the slowdown temperature. A reading the GPU does not give (no power,
+# no slowdown temperature) cannot contradict the reason, so it stands.
+POWER_NEAR_LIMIT = 0.9
+THERMAL_MARGIN_C = 10.0
+_POWER_BIT = next(bit for bit, name in REASON_BITS.items() if name == "sw_power_cap")
+_THERMAL_BITS = sum(b for b, n in REASON_BITS.items() if n in ("sw_thermal", "hw_thermal"))
 
 
 def load_nvml() -> Any:
@@ -87,6 +97,25 @@ def decode_reasons(mask: int) -> list[str]:
         if mask & (1 << bit):
             names.append(REASON_BITS.get(1 << bit, hex(1 << bit)))
     return names
+
+
+def backed_mask(reading: dict[str, Any], slowdown_temp_c: float | None) -> int:
+    """The slowdown bits of a reading that its own power and temperature bear out.
+
+    >>> backed_mask({"reasons": 0x4, "power_w": 120.0, "power_limit_w": 700.0, "temp_c": 40}, 89)
+    0
+    >>> backed_mask({"reasons": 0x4, "power_w": 692.0, "power_limit_w": 700.0, "temp_c": 60}, 89)
+    4
+    >>> backed_mask({"reasons": 0x20, "power_w": None, "power_limit_w": None, "temp_c": 85}, 89)
+    32
+    """
+    mask = (reading["reasons"] or 0) & SLOWDOWN_MASK
+    power, limit, temp = reading["power_w"], reading["power_limit_w"], reading["temp_c"]
+    if power is not None and limit and power < POWER_NEAR_LIMIT * limit:
+        mask &= ~_POWER_BIT
+    if temp is not None and slowdown_temp_c and temp < slowdown_temp_c - THERMAL_MARGIN_C:
+        mask &= ~_THERMAL_BITS
+    return mask
 
 
 def _read(fn: Callable[..., Any], *args: Any) -> Any:
@@ -125,6 +154,12 @@ class _Gpu:
     count: int = 0
     stride: int = 1
     masks: Counter[int] = field(default_factory=Counter)
+    backed: Counter[int] = field(default_factory=Counter)  # slowdown bits borne out
+    # Foreign pids and the most SM/memory utilisation NVML gave each in a window (issue
+    # #37: holding a context is not using the GPU); `process_util` False: NVML cannot say.
+    use: dict[int, int] = field(default_factory=dict)
+    since_us: int = 0
+    process_util: bool | None = None
     low: dict[str, Any] = field(default_factory=dict)
     high: dict[str, Any] = field(default_factory=dict)
 
@@ -133,6 +168,7 @@ class _Gpu:
         self.count += 1
         if reading["reasons"] is not None:
             self.masks[reading["reasons"]] += 1
+            self.backed[backed_mask(reading, self.static.get("slowdown_temp_c"))] += 1
         for name in FIELDS:
             value = reading[name]
             if value is not None:
@@ -237,6 +273,31 @@ class GpuMonitor:
             "foreign_pids": sorted(self._foreign([int(p.pid) for p in procs])),
         }
 
+    def _record_use(self, gpu: _Gpu, foreign: list[int]) -> None:
+        """How much each foreign pid used the GPU since the last look (NVML's process
+        utilisation samples: SM and memory-controller percent per pid and interval)."""
+        for pid in foreign:
+            gpu.use.setdefault(pid, 0)
+        fn = getattr(self.nvml, "nvmlDeviceGetProcessUtilization", None)
+        if fn is None or gpu.process_util is False:
+            gpu.process_util = False
+            return
+        try:
+            samples = fn(gpu.handle, gpu.since_us)
+        except (
+            Exception
+        ) as e:  # NVMLError: NOT_FOUND is "no sample since", anything else "cannot say"
+            if getattr(e, "value", None) != getattr(self.nvml, "NVML_ERROR_NOT_FOUND", 6):
+                gpu.process_util = False
+                return
+            samples = []
+        gpu.process_util = True
+        for s in samples:
+            gpu.since_us = max(gpu.since_us, int(s.timeStamp))
+            pid = int(s.pid)
+            if pid in gpu.use:
+                gpu.use[pid] = max(gpu.use[pid], int(s.smUtil), int(s.memUtil))
+
     def read_all(self) -> list[dict[str, Any]]:
         """One reading per monitored GPU, with its index (settle uses these)."""
         return [{"gpu": g.index, **self.read(g)} for g in self._gpus]
@@ -254,6 +315,8 @@ class GpuMonitor:
         for gpu in self._gpus:
             reading = self.read(gpu)
             gpu.foreign.update(reading["foreign_pids"])
+            if reading["foreign_pids"]:
+                self._record_use(gpu, reading["foreign_pids"])
             row = (round(now - self._t0, 4), window, *(reading[f] for f in FIELDS))
             with self._lock:
                 gpu.add((*row, reading["reasons"]), reading)
@@ -262,6 +325,8 @@ class GpuMonitor:
     def window(self, label: str = "") -> Iterator[None]:
         """Sample from entry to exit: once at each end and every `period_s` between."""
         self._windows.append({"label": label})
+        for gpu in self._gpus:  # process utilisation counts from here, not from before
+            gpu.since_us = max(gpu.since_us, int(time.time() * 1_000_000))
         self.sample()
         self._windows[-1]["start_s"] = self._rel(self.clock())
         stop = threading.Event()
@@ -300,6 +365,7 @@ class GpuMonitor:
     def _gpu_state(self, gpu: _Gpu) -> dict[str, Any]:
         with self._lock:
             rows, masks, count = list(gpu.rows), Counter(gpu.masks), gpu.count
+            backed = Counter(gpu.backed)
         columns = list(zip(*rows, strict=True)) if rows else [()] * (len(FIELDS) + 3)
         by_field = dict(zip(("t_s", "window", *FIELDS, "reasons"), columns, strict=True))
         summary = {name: _summary(gpu, name, by_field[name]) for name in FIELDS}
@@ -308,6 +374,10 @@ class GpuMonitor:
             for name in decode_reasons(mask):
                 shares[name] += n
         total = sum(masks.values())
+        borne: Counter[str] = Counter()
+        for mask, n in backed.items():
+            for name in decode_reasons(mask):
+                borne[name] += n
         keep = _decimate(len(rows), SERIES_CAP)
         return {
             "index": gpu.index,
@@ -316,7 +386,10 @@ class GpuMonitor:
             "evaluated": (gpu.high.get("util_pct") or 0) > 0 or not self.evaluate_only_busy,
             "summary": summary,
             "reasons": {k: round(v / total, 4) for k, v in sorted(shares.items())},
+            "reasons_backed": {k: round(v / total, 4) for k, v in sorted(borne.items())},
             "foreign_pids": sorted(gpu.foreign),
+            "foreign_use": {str(pid): pct for pid, pct in sorted(gpu.use.items())},
+            "process_util": gpu.process_util,
             "series": {name: [values[i] for i in keep] for name, values in by_field.items()},
         }
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-from workers.bench.gpu_flags import evaluate
+from workers.bench.gpu_flags import Rules, evaluate
 from workers.bench.gpu_monitor import GpuMonitor, load_nvml
 from workers.bench.settle import settle
 
@@ -55,12 +55,13 @@ class Guard:
         *,
         expect_gpu: bool,
         settle_options: dict[str, Any] | None = None,
-        min_clock_fraction: float = 0.9,
+        rules: Rules | None = None,
         nvml: Any = None,
     ) -> None:
         """`cuda_indices`: the CUDA devices the run uses; None means every visible GPU
-        (commands pick their own), [] none. `expect_gpu`: warn when NVML is missing."""
-        self.expect_gpu, self.min_clock_fraction = expect_gpu, min_clock_fraction
+        (commands pick their own), [] none. `expect_gpu`: warn when NVML is missing.
+        `rules`: the settings the flags are judged with."""
+        self.expect_gpu, self.rules = expect_gpu, rules or Rules()
         self.settle_options = settle_options
         self.settle_report: dict[str, Any] | None = None
         self.monitor: GpuMonitor | None = None
@@ -93,7 +94,7 @@ class Guard:
         warnings = []
         if self.monitor is not None:
             env["gpu_state"] = self.monitor.state()
-            env["flags"] = evaluate(env["gpu_state"], self.min_clock_fraction)
+            env["flags"] = evaluate(env["gpu_state"], self.rules)
         elif self.expect_gpu:
             warnings.append(NO_NVML)
         if self.settle_report is not None:

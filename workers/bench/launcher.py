@@ -1,8 +1,11 @@
 """Start `python -m workers.bench.run` for one run and say how it ended (no torch here).
 
 The runner is a child process in its own session: a time limit kills its whole group,
-and a signal death (the kernel's OOM killer, a `kill -9`) is told apart from a handled
-failure, which the runner reports itself in `result.json`.
+and how it ended is recorded as it happened: `killed` for a signal death (the kernel's
+OOM killer, a `kill -9`, with the signal's name), `exit_code` for an exit without a
+result (an import error, `sys.exit(1)`), `time_limit` for our timeout; each with the tail
+of the runner's output (stderr and stdout, interleaved as written). A handled failure the
+runner reports itself in `result.json`.
 """
 
 from __future__ import annotations
@@ -120,23 +123,34 @@ def launch(request: RunRequest, workdir: Path, *, site: Path | None = None) -> O
             proc.wait()
             if not isinstance(e, subprocess.TimeoutExpired):
                 raise
+            tail = _tail(log)
             return Outcome(
                 reason="time_limit",
-                error=f"the run exceeded its {request.timeout_s} s time limit and was killed",
-                log=_tail(log),
+                error=f"the run exceeded its {request.timeout_s} s time limit and its process "
+                f"group was killed (SIGKILL); its output ends:\n{tail}",
+                log=tail,
             )
     return _read(out_dir, code, _tail(log))
 
 
+def _signal_name(number: int) -> str:
+    """`SIGKILL` for 9; the bare number for one this platform does not name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def _read(out_dir: Path, code: int, log: str) -> Outcome:
     result_path = out_dir / "result.json"
-    if code < 0 or not result_path.exists():
-        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
-        return Outcome(
-            reason="killed",
-            error=f"the runner died ({how}) before reporting; out of memory or killed.\n{log}",
-            log=log,
-        )
+    if code < 0:
+        name = _signal_name(-code)
+        error = (f"the runner was killed by {name} before reporting (the OOM killer or a "
+                 f"kill); its output ends:\n{log}")  # fmt: skip
+        return Outcome(reason="killed", error=error, log=log)
+    if not result_path.exists():
+        error = f"the runner exited with code {code} without a result; its output ends:\n{log}"
+        return Outcome(reason="exit_code", error=error, log=log)
     result: dict[str, Any] = json.loads(result_path.read_text())
     if result.get("status") != "succeeded":
         error = str(result.get("error") or "the runner failed")

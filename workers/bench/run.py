@@ -21,6 +21,7 @@ import torch
 from workers.bench import fingerprint
 from workers.bench.determinism import combine_digests, seed_everything, tensor_digest
 from workers.bench.external import load_callable, run_command, split_callable_result
+from workers.bench.gpu_flags import Rules
 from workers.bench.guard import Guard
 from workers.bench.harness import (
     L2_FLUSH_BYTES,
@@ -218,7 +219,7 @@ def execute(req: RunRequest, out_dir: Path) -> dict[str, Any]:
             _gpus_used(req, device),
             expect_gpu=device.type == "cuda",
             settle_options=req.settle,
-            min_clock_fraction=req.min_clock_fraction,
+            rules=Rules(req.min_clock_fraction, req.throttle_min_samples, req.throttle_min_share),
         )
         swept = list(req.sweep)
         for i, params in enumerate(expand_sweep(req.params, req.sweep)):

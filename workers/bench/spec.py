@@ -35,9 +35,12 @@ class RunRequest:
     deterministic: Determinism = "warn"
     spec_hash: str = ""
     timeout_s: int = 1800
-    # The GPU guard (issue #22): `settle` options (None: off) and the `low_clock` threshold.
+    # The GPU guard (issue #22): `settle` options (None: off) and the `low_clock` threshold;
+    # the evidence a clocks-event reason needs (issue #37).
     settle: dict[str, Any] | None = None
     min_clock_fraction: float = 0.9
+    throttle_min_samples: int = 5
+    throttle_min_share: float = 0.1
 
     @classmethod
     def read(cls, path: Path) -> RunRequest:

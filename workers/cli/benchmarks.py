@@ -42,7 +42,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=int,
         default=1,
         metavar="N",
-        help="queue N runs of the same ref (A/A runs: they teach the series its noise band)",
+        help="queue N runs of the same ref (A/A runs: they teach the series its noise band); "
+        "flagged or failed runs are replaced, within PERFDASH_BENCH_AA_EXTRA_RUNS, until N "
+        "are usable",
     )
     run.add_argument("--wait", action="store_true", help="wait for the run(s) and print them")
     # The flag's old name, before --timeout bounded the wait (issue 24).
@@ -142,6 +144,8 @@ def _run(args: argparse.Namespace) -> int:
     if not args.wait:
         return 0
     deadline = time.monotonic() + args.timeout
+    if len(ids) > 1:
+        return _wait_batch(args, first["id"], deadline)
     codes = []
     for run_id in ids:
         run = (
@@ -183,6 +187,31 @@ def _wait(args: argparse.Namespace, run: dict[str, Any], deadline: float) -> dic
         run = _call(args, "GET", f"/api/v1/benchmark-runs/{run['id']}")
         _warn(run["warnings"], shown)
     return run
+
+
+def _wait_batch(args: argparse.Namespace, first_id: str, deadline: float) -> int:
+    """Wait for an A/A batch, replacements of flagged runs included, printing each run as
+    it ends; exit 0 once N usable runs exist, 1 when its budget of extra runs ran out."""
+    printed: set[str] = set()
+    while True:
+        batch = _call(args, "GET", f"/api/v1/benchmark-runs/{first_id}/aa-batch")
+        for row in batch["runs"]:
+            if row["id"] not in printed and row["status"] in _DONE:
+                printed.add(row["id"])
+                print(f"run {row['id']}" + (f" (left out: {row['why']})" if row["why"] else ""))
+                _print_run(args, _call(args, "GET", f"/api/v1/benchmark-runs/{row['id']}"))
+        if batch["state"] != "running":
+            break
+        left = deadline - time.monotonic()
+        if left <= 0:
+            print(f"perfdash: A/A batch still running after {args.timeout:g} s: "
+                  f"{batch['message']}; giving up (raise --timeout)", file=sys.stderr)  # fmt: skip
+            return EXIT_ERROR
+        time.sleep(min(1.0, left))
+    print(f"A/A batch: {batch['message']}")
+    if batch["state"] != "complete":
+        print(f"perfdash: warning: {batch['message']}", file=sys.stderr)
+    return 0 if batch["state"] == "complete" else 1
 
 
 def _print_run(args: argparse.Namespace, run: dict[str, Any]) -> None:

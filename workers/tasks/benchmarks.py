@@ -23,6 +23,7 @@ from backend.core.db import get_engine
 from backend.core.task_names import BENCH_TICK, RUN_BENCHMARK
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec
 from backend.services.benchmarks import (
+    AA_TRIGGERS,
     FailureReason,
     advance_for_run,
     check_storage_paths,
@@ -31,6 +32,7 @@ from backend.services.benchmarks import (
     fail_run,
     finish_run,
     requeue_run,
+    top_up,
 )
 from backend.services.errors import InvalidInputError
 from backend.services.traces import accept_upload
@@ -41,9 +43,15 @@ from workers.celery_app import app
 
 log = logging.getLogger(__name__)
 MAX_RETRIES = 3
+# A/A runs: no wait for an idle GPU (the batch's own runs keep it warm), then the steady
+# stage of `settle` (1 s windows of clock and power means, at most 10 s).
+AA_SETTLE: dict[str, float] = {"idle_timeout_s": 0.0, "steady_timeout_s": 10.0}
 
 
 def _request(run: BenchmarkRun, spec: BenchmarkSpec) -> RunRequest:
+    """The runner's request; A/A runs without a `settle` of their own warm up until clocks
+    and power are steady (`AA_SETTLE`), so the batch measures one state of the GPU."""
+    settings = get_settings()
     return RunRequest(
         run_id=run.id,
         name=spec.name,
@@ -60,8 +68,12 @@ def _request(run: BenchmarkRun, spec: BenchmarkSpec) -> RunRequest:
         deterministic=cast(Determinism, spec.deterministic),
         spec_hash=spec.spec_hash,
         timeout_s=spec.timeout_s,
-        settle=spec.settle,
-        min_clock_fraction=get_settings().bench_min_clock_fraction,
+        settle=spec.settle
+        if spec.settle is not None or run.trigger not in AA_TRIGGERS
+        else AA_SETTLE,
+        min_clock_fraction=settings.bench_min_clock_fraction,
+        throttle_min_samples=settings.bench_throttle_min_samples,
+        throttle_min_share=settings.bench_throttle_min_share,
     )
 
 
@@ -101,6 +113,7 @@ def execute_run(run_id: str, runner: str) -> str | None:
         claimed = claim_run(session, run_id, runner)
         if claimed is None:  # done, or failed as `killed` (a redelivery): a bisect moves on
             advance_for_run(session, run_id)
+            top_up(session, run_id, budget=get_settings().bench_aa_extra_runs)
             return None
         run, spec = claimed
         try:  # specs stored before the check existed are refused here too
@@ -117,6 +130,7 @@ def execute_run(run_id: str, runner: str) -> str | None:
         with Session(get_engine()) as session:
             status = _record(session, run_id, name, project, outcome)
             advance_for_run(session, run_id)
+            top_up(session, run_id, budget=get_settings().bench_aa_extra_runs)
             return status
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -126,6 +140,7 @@ def _fail(run_id: str, reason: FailureReason, error: str) -> None:
     with Session(get_engine()) as session:
         fail_run(session, run_id, reason, error)
         advance_for_run(session, run_id)
+        top_up(session, run_id, budget=get_settings().bench_aa_extra_runs)
 
 
 @app.task(  # type: ignore[untyped-decorator]

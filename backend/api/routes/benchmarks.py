@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, Query, Response, status
 from backend.api.access import IdentityDep, require
 from backend.api.deps import Offset, SessionDep, SettingsDep
 from backend.models.benchmarks import (
+    AaBatchPublic,
     BenchmarkRunPublic,
     BenchmarkRunsPublic,
     BenchmarkSpecCreate,
@@ -111,6 +112,15 @@ def list_runs(
     no live runner consumes carries a warning."""
     items, count = service.list_runs(session, name=None, limit=limit, offset=offset, status=status)
     return BenchmarkRunsPublic(items=warn_unserved(session, items), count=count)
+
+
+@benchmark_runs_router.get("/{run_id}/aa-batch")
+def get_aa_batch(run_id: str, session: SessionDep, settings: SettingsDep) -> AaBatchPublic:
+    """The A/A batch of a run (`--repeat N`): N, usable runs, replacements queued for
+    flagged or failed ones within `PERFDASH_BENCH_AA_EXTRA_RUNS`, and its state."""
+    run, _ = service.get_run(session, run_id)
+    batch = service.batch_state(session, run.aa_group, settings.bench_aa_extra_runs)
+    return AaBatchPublic.model_validate(batch, from_attributes=True)
 
 
 @benchmark_runs_router.get("/{run_id}")

@@ -1,5 +1,6 @@
 """Benchmark specs, runs, runners, their cron schedules and bisects."""
 
+from backend.services.benchmarks.aa import AA_TRIGGERS, batch_state, top_up
 from backend.services.benchmarks.bisect import (
     advance_for_run,
     git_url,
@@ -37,9 +38,11 @@ from backend.services.benchmarks.specs import (
 )
 
 __all__ = [
+    "AA_TRIGGERS",
     "HEARTBEAT_EVERY",
     "FailureReason",
     "advance_for_run",
+    "batch_state",
     "check_storage_paths",
     "claim_run",
     "delete_spec",
@@ -63,6 +66,7 @@ __all__ = [
     "start_bisect",
     "start_from_verdicts",
     "store_commits",
+    "top_up",
     "upsert_spec",
     "warn_unserved",
 ]

@@ -26,7 +26,8 @@ class FailureReason(StrEnum):
     """Why a run failed; shown on the pages and in the API."""
 
     OOM = "oom"
-    KILLED = "killed"
+    KILLED = "killed"  # died of a signal (the runner), or its worker died mid-run
+    EXIT_CODE = "exit_code"  # the runner exited without a result (code in the error)
     TIME_LIMIT = "time_limit"
     ERROR = "error"
     BAD_OUTPUT = "bad_output"

@@ -13,7 +13,7 @@ from backend.services.series.history import (
     representative,
 )
 from backend.services.series.noise import NoiseBand
-from backend.services.series.noise_reads import read_noise_band, series_band
+from backend.services.series.noise_reads import NoiseCensus, read_noise_band, series_band
 from backend.services.series.reads import get_series
 from backend.services.series.regimes import (
     MIN_POINTS,
@@ -36,6 +36,7 @@ __all__ = [
     "MIN_POINTS",
     "REGRESSION_ALPHA",
     "NoiseBand",
+    "NoiseCensus",
     "Regime",
     "SeriesRow",
     "TimeWindow",

@@ -3,8 +3,10 @@
 A runner writes ``environment["flags"]`` into the pushed document, a list of
 ``{"flag", "gpu", "reason", "detail"}``. `throttled` (clocks held down: power cap,
 thermal, low clock) and `contended` (another process on the GPU) make a run's numbers
-suspect; `unlocked` (clocks not locked) is information only. Pure code: the push
-validates the list (`check_flags`), the SLA rules and the series page read it back.
+suspect; `unlocked` (clocks not locked), `unjudged` (too few samples to judge reasons by)
+and `other_process_present` (a process held the GPU but used none of it) are information.
+Pure code: the push validates the list (`check_flags`), the SLA rules and the series page
+read it back.
 
 Public surface: `FLAG_NAMES`, `SUSPECT_FLAGS`, `MAX_FLAGS`, `check_flags`, `run_flags`,
 `suspect_flags`, `describe_flags`.
@@ -13,11 +15,11 @@ Public surface: `FLAG_NAMES`, `SUSPECT_FLAGS`, `MAX_FLAGS`, `check_flags`, `run_
 from collections.abc import Callable
 from typing import Any
 
-FLAG_NAMES = ("throttled", "contended", "unlocked")
+FLAG_NAMES = ("throttled", "contended", "unlocked", "unjudged", "other_process_present")
 SUSPECT_FLAGS = frozenset({"throttled", "contended"})
 MAX_FLAGS = 32
 MAX_GPU = 4096
-_TEXT_LIMITS = {"flag": 16, "reason": 64, "detail": 512}
+_TEXT_LIMITS = {"flag": 32, "reason": 64, "detail": 512}
 
 
 def check_flags(raw: Any, path: str, add: Callable[[str, str], None]) -> None:

@@ -63,6 +63,8 @@ def gather(session: Session, sla: Sla, run: MetricRun, point: MetricPoint) -> Ev
         return Evidence(baseline_hash=rows[0].point.hash if rows else None)
     lower = lower_is_better(sla, point)
     tolerance = read_tolerance(session, sla)
+    if tolerance.missing is not None:  # nothing to judge by: the rule answers insufficient
+        return Evidence(tolerance=tolerance)
     baseline, left_out = baseline_rows(session, sla, run, lower=lower, tolerance=tolerance)
     if sla.rule == Rule.REGRESSION:
         series = judged_series(session, sla, branch=run.branch, lower=lower, tolerance=tolerance)
@@ -85,7 +87,8 @@ def affected_slas(session: Session, run: MetricRun) -> list[Sla]:
 
 
 def _cache_status(sla: Sla, judged: Judgement, now: datetime) -> None:
-    """Update the status the board reads; a skipped run leaves it as it was and says why."""
+    """Update the status the board reads; a skipped run leaves it as it was and says why,
+    and `insufficient_data` is a status of its own with the missing data as the reason."""
     sla.last_evaluated_at = now
     if judged.verdict == Verdict.SKIPPED:
         sla.last_skip_reason = describe_flags(judged.details.get("flags") or [])[:512]
@@ -95,7 +98,9 @@ def _cache_status(sla: Sla, judged: Judgement, now: datetime) -> None:
     if judged.observed is not None:
         sla.sparkline = [*(sla.sparkline or [])[1 - SPARKLINE_LENGTH :], judged.observed]
     sla.last_observed, sla.last_threshold = judged.observed, judged.threshold
-    sla.last_skip_reason = None
+    sla.last_skip_reason = judged.details.get("insufficient_data")
+    if sla.last_skip_reason is not None:
+        sla.last_skip_reason = str(sla.last_skip_reason)[:512]
 
 
 def _record(session: Session, sla: Sla, run: MetricRun, judged: Judgement) -> SlaVerdict:

@@ -6,7 +6,7 @@ tested on hand-computed numbers; the statistics and change points come from the 
 modules of `backend.services.series`.
 
 Public surface: `Judgement`, `Evidence`, `judge`, `observe`, `absolute`, `relative`,
-`determinism`, `regression`, `unstable`.
+`determinism`, `regression`, `unstable`, `insufficient`.
 """
 
 import operator
@@ -119,6 +119,15 @@ def absolute(sla: Sla, observed: float | None) -> Judgement:
     return Judgement(Verdict.PASS if ok else Verdict.FAIL, observed, sla.threshold)
 
 
+def insufficient(observed: float | None, tolerance: Tolerance) -> Judgement | None:
+    """`insufficient_data` when the rule needs a tolerance and has none (None otherwise):
+    never a verdict at 0 %."""
+    if tolerance.missing is None:
+        return None
+    details = {**tolerance.details(), "insufficient_data": tolerance.missing}
+    return Judgement(Verdict.INSUFFICIENT_DATA, observed, details=details)
+
+
 def relative(
     sla: Sla,
     observed: float | None,
@@ -132,6 +141,9 @@ def relative(
     noise band's MDC) against the median of the baseline values, in the direction `lower`
     (lower is better) gives."""
     tolerance = tolerance or resolve_tolerance(sla, None)
+    lacking = insufficient(observed, tolerance)
+    if lacking is not None:
+        return lacking
     details = _excluded(excluded_since, tolerance)
     median_of = median(baseline) if baseline else None
     if observed is None or median_of is None:
@@ -223,6 +235,9 @@ def regression(
     began. A shift within the tolerance (`slas.tolerance`) is not a regression."""
     tolerance = tolerance or resolve_tolerance(sla, None)
     observed = point_stat(point, sla.statistic)
+    lacking = insufficient(observed, tolerance)
+    if lacking is not None:
+        return lacking
     base_values = [v for r in baseline if (v := representative(r.point)) is not None]
     sample = _sample_test(point, baseline, tolerance.pct)
     tests = [t for t in (sample, _change_point_test(series)) if t]

@@ -7,7 +7,9 @@ subprocess of a real worker), or loaded as a module object by unit tests.
 The scenario is `configure(dict)` or, at import, the JSON file named by
 `PERFDASH_FAKE_NVML`: `{"gpus": [{"static": {...}, "samples": [{...}]}]}` with the
 probe's field names (`sm`, `mem`, `power_mw`, `limit_mw`, `temp`, `reasons`, `util_gpu`,
-`pids`). Each `nvmlDeviceGetClockInfo(h, NVML_CLOCK_SM)` call moves that GPU to its next
+`pids`, and `use`: per-process utilisation, `{pid: percent}`, served by
+`nvmlDeviceGetProcessUtilization`; static `process_util: false` makes that call
+unsupported). Each `nvmlDeviceGetClockInfo(h, NVML_CLOCK_SM)` call moves that GPU to its next
 sample (the monitor reads the SM clock first); past the end the last sample repeats.
 `pids` entries are integers, or "self" for the calling process. The reason constants are
 the ones the H200 probe recorded from the real nvidia-ml-py (perf/gpu_guard/results).
@@ -18,6 +20,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -31,8 +34,16 @@ NVML_TEMPERATURE_GPU = 0
 NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 0, 1
 
 
+NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NOT_FOUND = 3, 6
+
+
 class NVMLError(Exception):
-    """What pynvml raises; the monitor must treat it as 'field absent'."""
+    """What pynvml raises (its `value` is the NVML return code); the monitor must treat it
+    as 'field absent'."""
+
+    def __init__(self, value: Any = None) -> None:
+        super().__init__(value)
+        self.value = value
 
 
 _state: dict[str, Any] = {"gpus": [], "cursor": []}
@@ -164,3 +175,19 @@ def nvmlDeviceGetComputeRunningProcesses(handle: int) -> list[SimpleNamespace]:
         SimpleNamespace(pid=os.getpid() if p == "self" else int(p), usedGpuMemory=1 << 30)
         for p in pids
     ]
+
+
+def nvmlDeviceGetProcessUtilization(handle: int, since_us: int) -> list[SimpleNamespace]:
+    """Like NVML: NOT_FOUND when no process ran since `since_us` (a holder that runs no
+    kernels never appears), NOT_SUPPORTED where the GPU cannot say."""
+    if _gpu(handle).get("static", {}).get("process_util") is False:
+        raise NVMLError(NVML_ERROR_NOT_SUPPORTED)
+    use = _sample(handle).get("use") or {}
+    if not use:
+        raise NVMLError(NVML_ERROR_NOT_FOUND)
+    now = max(int(time.time() * 1_000_000), since_us + 1)
+    return [
+        SimpleNamespace(pid=os.getpid() if p == "self" else int(p), timeStamp=now,
+                        smUtil=int(v), memUtil=0, encUtil=0, decUtil=0)
+        for p, v in use.items()
+    ]  # fmt: skip
