@@ -38,6 +38,8 @@ class RunRequest:
     # The GPU guard (issue #22): `settle` options (None: off) and the `low_clock` threshold.
     settle: dict[str, Any] | None = None
     min_clock_fraction: float = 0.9
+    # The spec's own variables, on top of the runner's allow-list (`workers.bench.environment`).
+    env: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def read(cls, path: Path) -> RunRequest:
