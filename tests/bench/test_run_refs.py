@@ -22,18 +22,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
 from fastapi.testclient import TestClient
+from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, SQLModel, select
 
 from backend.core.config import Settings
-from backend.models.benchmarks import BenchmarkRun, BenchmarkSpecCreate, WorkloadKind
+from backend.core.migrate import alembic_config
+from backend.models.benchmarks import (
+    BenchmarkRun,
+    BenchmarkSpec,
+    BenchmarkSpecCreate,
+    WorkloadKind,
+)
 from backend.models.bisects import Bisect, BisectStatus
-from backend.models.slas import Rule, SlaCreate, SlaEvaluation
-from backend.services.auth.tokens import create_token
+from backend.models.slas import SlaEvaluation
 from backend.services.benchmarks.runners import register_runner
-from backend.services.benchmarks.specs import upsert_spec
-from backend.services.slas.definitions import create_sla
+from backend.services.benchmarks.specs import run_branches, upsert_spec
+from tests.factories import post_metrics, post_sla, token_headers
 from workers.bench.refs import RefNotAllowed, allowed_commit
 from workers.tasks.benchmarks import execute_run
 from workers.tasks.bisect import list_bisect_commits
@@ -105,6 +114,16 @@ def repo(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
 
 
 @pytest.fixture
+def mark_spec(
+    repo: tuple[Path, Path, dict[str, str]], engine: Engine
+) -> tuple[Path, Path, dict[str, str]]:
+    """The repository with spec `mark` installing it (callable `env-dump`, an `env`)."""
+    with Session(engine) as session:
+        _spec(session, repo[0])
+    return repo
+
+
+@pytest.fixture
 def hermetic_pip(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """pip builds with the installed setuptools and no index (the bisect worker test's
     settings), and the worker holds a secret that must not travel."""
@@ -159,13 +178,11 @@ def test_the_runner_allows_only_commits_of_the_allowed_branches(
 
 @pytest.mark.parametrize("ref", ["refs/pull/1/head", "side"])
 def test_a_run_at_a_pull_requests_ref_fails_before_anything_is_installed(
-    client: TestClient, engine: Engine, repo: tuple[Path, Path, dict[str, str]],
-    hermetic_pip: None, ref: str,
+    client: TestClient, mark_spec: tuple[Path, Path, dict[str, str]], hermetic_pip: None,
+    ref: str,
 ) -> None:  # fmt: skip
-    path, marks, commits = repo
+    _, marks, commits = mark_spec
     ref = commits.get(ref, ref)
-    with Session(engine) as session:
-        _spec(session, path)
     queued = client.post("/api/v1/benchmarks/mark/runs", json={"ref": ref})
     assert queued.status_code == 202, queued.text
     assert execute_run(queued.json()["id"], RUNNER) == "failed"
@@ -175,9 +192,10 @@ def test_a_run_at_a_pull_requests_ref_fails_before_anything_is_installed(
     assert list(marks.iterdir()) == []  # no build backend ran, no benchmark
 
 
-def _run_at(client: TestClient, body: dict[str, Any], token: str = "") -> dict[str, Any]:
+def _run_at(
+    client: TestClient, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Queue a run through the API, execute it as the runner's task does, read it back."""
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
     queued = client.post("/api/v1/benchmarks/mark/runs", json=body, headers=headers)
     assert queued.status_code == 202, queued.text
     execute_run(queued.json()["id"], RUNNER)
@@ -186,12 +204,10 @@ def _run_at(client: TestClient, body: dict[str, Any], token: str = "") -> dict[s
 
 
 def test_a_commit_on_the_branch_is_installed_as_checked_without_the_workers_secrets(
-    client: TestClient, engine: Engine, settings: Settings,
-    repo: tuple[Path, Path, dict[str, str]], hermetic_pip: None,
+    client: TestClient, settings: Settings, mark_spec: tuple[Path, Path, dict[str, str]],
+    hermetic_pip: None,
 ) -> None:  # fmt: skip
-    path, marks, commits = repo
-    with Session(engine) as session:
-        _spec(session, path)
+    _, marks, commits = mark_spec
     run = _run_at(client, {"ref": "main"})
     assert run["reason"] != "ref_not_allowed", run  # without torch the runner then dies
     print(run)
@@ -209,12 +225,9 @@ def test_a_commit_on_the_branch_is_installed_as_checked_without_the_workers_secr
 
 @needs_torch
 def test_the_benchmark_process_gets_no_perfdash_variable(
-    client: TestClient, engine: Engine, repo: tuple[Path, Path, dict[str, str]],
-    hermetic_pip: None,
-) -> None:  # fmt: skip
-    path, marks, _ = repo
-    with Session(engine) as session:
-        _spec(session, path)
+    client: TestClient, mark_spec: tuple[Path, Path, dict[str, str]], hermetic_pip: None
+) -> None:
+    _, marks, _ = mark_spec
     run = _run_at(client, {"ref": "main"})
     assert run["status"] == "succeeded", run
     bench = json.loads((marks / "bench-env.json").read_text())
@@ -223,49 +236,47 @@ def test_the_benchmark_process_gets_no_perfdash_variable(
 
 
 def test_only_an_admin_may_run_another_ref_and_the_run_says_who(
-    client: TestClient, engine: Engine, repo: tuple[Path, Path, dict[str, str]],
+    client: TestClient, engine: Engine, mark_spec: tuple[Path, Path, dict[str, str]],
     hermetic_pip: None,
 ) -> None:  # fmt: skip
-    path, marks, _ = repo
-    with Session(engine) as session:
-        _spec(session, path)
-        runner_token, _ = create_token(session, "ci", ["bench:run"])
-        admin_token, _ = create_token(session, "lead", ["admin"])
+    _, marks, _ = mark_spec
     body = {"ref": "refs/pull/1/head", "allow_any_ref": True}
     url = "/api/v1/benchmarks/mark/runs"
     assert client.post(url, json=body).status_code == 401
-    as_ci = client.post(url, json=body, headers={"Authorization": f"Bearer {runner_token}"})
+    as_ci = client.post(url, json=body, headers=token_headers(engine, "bench:run", name="ci"))
     assert as_ci.status_code == 403 and "admin" in as_ci.text
-    run = _run_at(client, body, admin_token)
+    run = _run_at(client, body, token_headers(engine, "admin", name="lead"))
     assert run["ref_approved_by"].startswith("token 'lead") and run["reason"] != "ref_not_allowed"
     assert (marks / "built-side.json").exists()  # the side commit's backend does write it
 
 
 def test_a_pushed_commit_from_a_pull_request_starts_no_bisect(
-    client: TestClient, engine: Engine, repo: tuple[Path, Path, dict[str, str]],
+    client: TestClient, engine: Engine, mark_spec: tuple[Path, Path, dict[str, str]],
     hermetic_pip: None,
 ) -> None:  # fmt: skip
-    path, marks, commits = repo
-    now = datetime.now(UTC)
+    _, marks, commits = mark_spec
     with Session(engine) as session:
-        _spec(session, path)
         register_runner(session, name=RUNNER, hostname="gpu", queues=["gpu"], capabilities={})
-        create_sla(
-            session,
-            SlaCreate(name="mark-speed", project="p", benchmark="mark", metric="step_ms",
-                      rule=Rule.REGRESSION, tolerance_pct=5.0),
-        )  # fmt: skip
-        token, _ = create_token(session, "ci", ["metrics:write"])
-    series = [commits["first"], commits["main"], commits["first"], commits["main"], commits["side"]]
-    for i, (commit, ms) in enumerate(zip(series, [10.0, 10.0, 10.0, 10.0, 20.0], strict=True)):
+    lead, ci = token_headers(engine, "admin", name="lead"), token_headers(engine, "metrics:write")
+    post_sla(client, lead, name="mark-speed", project="p", benchmark="mark", metric="step_ms",
+             rule="regression", tolerance_pct=5.0)  # fmt: skip
+    # main's commits, then the pull request's commit, 2x slower: a regression to bisect.
+    series = [commits["first"], commits["main"]] * 2 + [commits["side"]]
+    start = datetime.now(UTC) - timedelta(minutes=5)
+    for i, (commit, ms) in enumerate(zip(series, [10.0] * 4 + [20.0], strict=True)):
         samples = [ms * (1 + 0.001 * j) for j in range(8)]
-        doc = {"project": "p", "benchmark": "mark", "commit": commit, "branch": "main",
-               "run_id": f"ci-{i}", "timestamp": (now - timedelta(minutes=5 - i)).isoformat(),
-               "points": [{"metric": "step_ms", "unit": "ms", "samples": samples}]}  # fmt: skip
-        pushed = client.post(
-            "/api/v1/metrics", json=doc, headers={"Authorization": f"Bearer {token}"}
+        answer = post_metrics(
+            client,
+            ci,
+            project="p",
+            benchmark="mark",
+            commit=commit,
+            run_id=f"ci-{i}",
+            timestamp=(start + timedelta(minutes=i)).isoformat(),
+            environment={},
+            points=[{"metric": "step_ms", "unit": "ms", "samples": samples}],
         )
-    assert pushed.json()["verdicts"][0]["details"]["bisect"]["status"] == "checking"
+    assert answer["verdicts"][0]["details"]["bisect"]["status"] == "checking"
     with Session(engine) as session:
         bisect_id = session.exec(select(Bisect)).one().id
     list_bisect_commits(bisect_id)  # the runner's check, as the task runs it
@@ -281,3 +292,24 @@ def test_a_pushed_commit_from_a_pull_request_starts_no_bisect(
     note = evaluation.details["bisect"]
     assert note["status"] == "not_started" and "on none of the allowed branches" in note["reason"]
     assert list(marks.iterdir()) == []
+
+
+def test_0021_gives_older_specs_their_branch_and_no_env_and_downgrades(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    with Session(engine) as session:
+        _spec(session, tmp_path)
+    config = alembic_config(settings.resolved_database_url)
+    command.downgrade(config, "0020")
+    engine.dispose()
+    assert "allowed_branches" not in {
+        c["name"] for c in inspect(engine).get_columns("benchmark_specs")
+    }
+    command.upgrade(config, "head")
+    engine.dispose()
+    with Session(engine) as session:
+        spec = session.exec(select(BenchmarkSpec)).one()
+        assert (spec.allowed_branches, spec.env, run_branches(spec)) == ([], {}, ["main"])
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        assert compare_metadata(context, SQLModel.metadata) == []
