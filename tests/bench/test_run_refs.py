@@ -313,3 +313,39 @@ def test_0021_gives_older_specs_their_branch_and_no_env_and_downgrades(
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
         assert compare_metadata(context, SQLModel.metadata) == []
+
+
+@pytest.mark.parametrize("admin", [False, True])
+def test_a_bisect_at_a_pull_requests_commit_needs_an_admin(
+    client: TestClient, engine: Engine, mark_spec: tuple[Path, Path, dict[str, str]],
+    admin: bool,
+) -> None:  # fmt: skip
+    _, marks, commits = mark_spec
+    with Session(engine) as session:
+        register_runner(session, name=RUNNER, hostname="gpu", queues=["gpu"], capabilities={})
+    body = {"good": commits["main"], "bad": commits["side"], "metric": "step_ms"}
+    url = "/api/v1/benchmarks/mark/bisects"
+    assert client.post(url, json={**body, "allow_any_ref": True}).status_code == 401
+    headers = token_headers(engine, "admin", name="lead") if admin else {}
+    started = client.post(url, json={**body, "allow_any_ref": admin}, headers=headers)
+    assert started.status_code == 202, started.text
+    list_bisect_commits(started.json()["id"])
+    bisect = client.get(f"/api/v1/bisects/{started.json()['id']}").json()
+    with Session(engine) as session:
+        runs = session.exec(select(BenchmarkRun)).all()
+    if admin:  # checked as text only, listed, and its runs queued with the approval
+        assert bisect["status"] == "confirming" and bisect["commits"][-1] == commits["side"]
+        assert bisect["ref_approved_by"].startswith("token 'lead")
+        assert runs and {r.ref_approved_by for r in runs} == {bisect["ref_approved_by"]}
+    else:
+        assert bisect["status"] == "failed" and "ref_not_allowed" in bisect["error"]
+        assert runs == [] and bisect["ref_approved_by"] is None
+    assert list(marks.iterdir()) == []  # no run executed here either way
+
+
+@pytest.mark.parametrize("ref", ["--upload-pack=touch x", "main..side", "a b", "main@{1}"])
+def test_a_ref_that_git_would_read_as_more_than_a_revision_is_refused_by_the_api(
+    client: TestClient, mark_spec: tuple[Path, Path, dict[str, str]], ref: str
+) -> None:
+    answer = client.post("/api/v1/benchmarks/mark/runs", json={"ref": ref})
+    assert answer.status_code == 422 and "a git ref" in answer.text, answer.text
