@@ -43,7 +43,7 @@ from backend.models.slas import SlaEvaluation
 from backend.services.benchmarks.runners import register_runner
 from backend.services.benchmarks.specs import run_branches, upsert_spec
 from tests.factories import post_metrics, post_sla, token_headers
-from workers.bench.refs import RefNotAllowed, allowed_commit
+from workers.bench.refs import RefNotAllowed, allowed_commits
 from workers.tasks.benchmarks import execute_run
 from workers.tasks.bisect import list_bisect_commits
 
@@ -170,10 +170,10 @@ def test_the_runner_allows_only_commits_of_the_allowed_branches(
     url, cache = f"file://{path}", tmp_path / "cache"
     if not allowed:
         with pytest.raises(RefNotAllowed):
-            allowed_commit(url, ref, patterns, cache)
+            allowed_commits(url, [ref], patterns, cache)
         return
     expected = _git(path, "rev-parse", f"{ref}^{{commit}}")
-    assert allowed_commit(url, ref, patterns, cache) == expected
+    assert allowed_commits(url, [ref], patterns, cache) == [expected]
 
 
 @pytest.mark.parametrize("ref", ["refs/pull/1/head", "side"])

@@ -12,7 +12,7 @@ a branch that moves between the check and the install changes nothing.
 An admin may approve a ref off those branches (`ref_approved_by`): it is still checked
 as text and resolved when the mirror knows it, but its branches are not asked.
 
-Public surface: `RefNotAllowed`, `allowed_commit`.
+Public surface: `RefNotAllowed`, `allowed_commits`.
 """
 
 from __future__ import annotations
@@ -50,43 +50,8 @@ def _containing_branch(repo: Path, commit: str, patterns: Sequence[str]) -> str 
     return None
 
 
-def allowed_commit(
-    url: str | None,
-    ref: str,
-    patterns: Sequence[str],
-    cache: Path,
-    *,
-    approved_by: str | None = None,
-) -> str:
-    """The full commit hash to install for `ref`, if one of the branches matching
-    `patterns` contains it (or an admin approved the ref: then the hash when the mirror
-    knows it, else the ref itself).
-
-    Raises:
-        RefNotAllowed: the ref is malformed, the hook names no git URL, the mirror cannot
-            be fetched, the ref names no commit of its branches and tags, or no allowed
-            branch contains that commit.
-    """
-    try:
-        check_ref(ref)
-    except ValueError as e:
-        raise RefNotAllowed(f"ref {ref!r}: {e}") from e
-    if url is None:
-        if approved_by:
-            return ref
-        raise RefNotAllowed(
-            "the install hook names no git URL (`git+URL@{ref}`), so the runner cannot "
-            f"check that {ref!r} is on an allowed branch"
-        )
-    try:
-        repo = mirror(url, cache)
-    except CommitListError as e:
-        if approved_by:
-            return ref
-        raise RefNotAllowed(f"the runner could not fetch {url} to check {ref!r}: {e}") from e
+def _checked(repo: Path, url: str, ref: str, patterns: Sequence[str]) -> str:
     commit = _resolve(repo, ref)
-    if approved_by:
-        return commit or ref
     if commit is None:
         raise RefNotAllowed(
             f"{ref!r} names no commit of the branches and tags of {url} (a pull request's "
@@ -98,3 +63,43 @@ def allowed_commit(
             f"({', '.join(patterns)}) of {url}; only an admin may run it"
         )
     return commit
+
+
+def allowed_commits(
+    url: str | None,
+    refs: Sequence[str],
+    patterns: Sequence[str],
+    cache: Path,
+    *,
+    approved_by: str | None = None,
+) -> list[str]:
+    """The full commit hash to install for each of `refs` (one fetch of the mirror), if
+    one of the branches matching `patterns` contains it; for refs an admin approved, the
+    hash when the mirror knows it, else the ref itself.
+
+    Raises:
+        RefNotAllowed: a ref is malformed, the hook names no git URL, the mirror cannot
+            be fetched, a ref names no commit of its branches and tags, or no allowed
+            branch contains that commit.
+    """
+    for ref in refs:
+        try:
+            check_ref(ref)
+        except ValueError as e:
+            raise RefNotAllowed(f"ref {ref!r}: {e}") from e
+    if url is None:
+        if approved_by:
+            return list(refs)
+        raise RefNotAllowed(
+            "the install hook names no git URL (`git+URL@{ref}`), so the runner cannot "
+            f"check that {', '.join(refs)} is on an allowed branch"
+        )
+    try:
+        repo = mirror(url, cache)
+    except CommitListError as e:
+        if approved_by:
+            return list(refs)
+        raise RefNotAllowed(f"the runner could not fetch {url} to check the refs: {e}") from e
+    if approved_by:
+        return [_resolve(repo, ref) or ref for ref in refs]
+    return [_checked(repo, url, ref, patterns) for ref in refs]

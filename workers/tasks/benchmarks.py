@@ -39,7 +39,7 @@ from backend.services.errors import InvalidInputError
 from backend.services.traces import accept_upload
 from workers import runner_registry  # noqa: F401  (connects the worker_ready signal)
 from workers.bench.launcher import Outcome, cached_install, install_at_ref, is_commit, launch
-from workers.bench.refs import RefNotAllowed, allowed_commit
+from workers.bench.refs import RefNotAllowed, allowed_commits
 from workers.bench.spec import Determinism, Kind, RunRequest
 from workers.celery_app import app
 
@@ -89,8 +89,8 @@ def _measure(request: RunRequest, workdir: Path, install: _Install) -> Outcome:
     if install.hook and install.ref:
         url, cache = git_url(install.hook), data_dir / "git-cache"
         try:  # before anything of the ref's is installed, let alone run
-            ref = allowed_commit(
-                url, install.ref, install.branches, cache, approved_by=install.approved_by
+            (ref,) = allowed_commits(
+                url, [install.ref], install.branches, cache, approved_by=install.approved_by
             )
         except RefNotAllowed as e:
             return Outcome(reason=FailureReason.REF_NOT_ALLOWED.value, error=str(e))

@@ -10,6 +10,7 @@ falls back to the series' pushed commits.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from sqlmodel import Session
 
@@ -20,10 +21,28 @@ from backend.models.benchmarks import BenchmarkSpec
 from backend.models.bisects import Bisect
 from backend.services.benchmarks import git_url, refuse_bisect, run_branches, store_commits
 from workers.bench.commits import CommitListError, commits_between
-from workers.bench.refs import RefNotAllowed, allowed_commit
+from workers.bench.refs import RefNotAllowed, allowed_commits
 from workers.celery_app import app
 
 log = logging.getLogger(__name__)
+
+
+def _refused(
+    bisect_id: str,
+    url: str | None,
+    refs: list[str],
+    branches: list[str],
+    cache: Path,
+    approved_by: str | None,
+) -> bool:
+    """Refuse the bisect (True) if a ref is off the allowed branches, before any run."""
+    try:
+        allowed_commits(url, refs, branches, cache, approved_by=approved_by)
+    except RefNotAllowed as e:
+        with Session(get_engine()) as session:
+            refuse_bisect(session, bisect_id, str(e))
+        return True
+    return False
 
 
 @app.task(name=LIST_BISECT_COMMITS, soft_time_limit=900, time_limit=960)  # type: ignore[untyped-decorator]
@@ -37,12 +56,7 @@ def list_bisect_commits(bisect_id: str) -> int:
         url, good, bad = git_url(spec.install), bisect.good, bisect.bad
         branches, approved_by = run_branches(spec), bisect.ref_approved_by
     cache = get_settings().data_dir / "git-cache"
-    try:
-        for ref in (good, bad):
-            allowed_commit(url, ref, branches, cache, approved_by=approved_by)
-    except RefNotAllowed as e:
-        with Session(get_engine()) as session:
-            refuse_bisect(session, bisect_id, str(e))
+    if _refused(bisect_id, url, [good, bad], branches, cache, approved_by):
         return 0
     commits: list[str] | None = None
     error = ""
