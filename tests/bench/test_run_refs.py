@@ -43,6 +43,7 @@ from backend.models.slas import SlaEvaluation
 from backend.services.benchmarks.runners import register_runner
 from backend.services.benchmarks.specs import run_branches, upsert_spec
 from tests.factories import post_metrics, post_sla, token_headers
+from workers.bench.environment import allowed_env
 from workers.bench.refs import RefNotAllowed, allowed_commits
 from workers.tasks.benchmarks import execute_run
 from workers.tasks.bisect import list_bisect_commits
@@ -349,3 +350,20 @@ def test_a_ref_that_git_would_read_as_more_than_a_revision_is_refused_by_the_api
 ) -> None:
     answer = client.post("/api/v1/benchmarks/mark/runs", json={"ref": ref})
     assert answer.status_code == 422 and "a git ref" in answer.text, answer.text
+
+
+WORKER_ENV = {
+    "PATH": "/usr/bin", "LANG": "C.UTF-8", "CUDA_VISIBLE_DEVICES": "0", "NCCL_DEBUG": "WARN",
+    "HIP_VISIBLE_DEVICES": "0", "PIP_INDEX_URL": "https://index", "PERFDASH_DATABASE_URL": "pg",
+    "PERFDASH_BROKER_URL": "redis://", "CUDA_UPLOAD_TOKEN": "t", "AWS_ACCESS_KEY_ID": "a",
+    "GITHUB_TOKEN": "g", "DATABASE_URL": "pg", "CELERY_BROKER_URL": "r", "HOME": "/root",
+    "SSH_AUTH_SOCK": "/tmp/agent", "LD_PRELOAD": "/evil.so",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("pip", [False, True])
+def test_the_allow_list_keeps_gpu_variables_and_drops_secrets(tmp_path: Path, pip: bool) -> None:
+    env = allowed_env(tmp_path, {"OMP_NUM_THREADS": "4"}, pip=pip, source=WORKER_ENV)
+    kept = {"PATH", "LANG", "CUDA_VISIBLE_DEVICES", "NCCL_DEBUG", "HIP_VISIBLE_DEVICES"}
+    assert set(env) == kept | {"HOME", "OMP_NUM_THREADS"} | ({"PIP_INDEX_URL"} if pip else set())
+    assert env["HOME"] == str(tmp_path / "home") and (tmp_path / "home").is_dir()
