@@ -367,3 +367,22 @@ def test_the_allow_list_keeps_gpu_variables_and_drops_secrets(tmp_path: Path, pi
     kept = {"PATH", "LANG", "CUDA_VISIBLE_DEVICES", "NCCL_DEBUG", "HIP_VISIBLE_DEVICES"}
     assert set(env) == kept | {"HOME", "OMP_NUM_THREADS"} | ({"PIP_INDEX_URL"} if pip else set())
     assert env["HOME"] == str(tmp_path / "home") and (tmp_path / "home").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("env", {"LD_PRELOAD": "/tmp/x.so"}), ("allowed_branches", ["*"])]
+)
+def test_a_spec_env_needs_an_admin_and_branch_patterns_are_checked(
+    client: TestClient, engine: Engine, field: str, value: object
+) -> None:
+    spec = {"name": "g", "workload": "gemm", field: value}
+    writer = token_headers(engine, "benchmarks:write", name="writer")
+    answer = client.post("/api/v1/benchmarks", json=spec, headers=writer)
+    # A spec env can load code (LD_PRELOAD); allowed branches without a hook change nothing.
+    assert answer.status_code == (403 if field == "env" else 200), answer.text
+    lead = token_headers(engine, "admin", name="lead")
+    assert client.post("/api/v1/benchmarks", json=spec, headers=lead).status_code == 200
+    bad = {**spec, "env": {"PERFDASH_DATABASE_URL": "x"}, "allowed_branches": ["-x", "a..b"]}
+    refused = client.post("/api/v1/benchmarks", json=bad, headers=lead)
+    assert refused.status_code == 422 and "PERFDASH_" in refused.text, refused.text
+    assert "is not a branch pattern" in refused.text

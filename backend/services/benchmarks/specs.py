@@ -110,10 +110,11 @@ def check_storage_paths(data: BenchmarkSpecCreate | BenchmarkSpec, settings: Set
     """Refuse a spec whose fields name a file in perfdash's own storage.
 
     Uploaded blobs are attacker-chosen bytes at predictable paths, so a workload that is
-    handed one (a config file, a pickle) can be turned into code execution on the runner;
-    the database and broker folders under DATA_DIR are no better. A string counts when it,
-    or any piece of it split at `=`, `,`, `;`, `:` or spaces, resolves inside
-    STORAGE_DIR or DATA_DIR, or when it contains either folder's path.
+    handed one (a config file, a pickle; an `env` variable naming it) can be turned into
+    code execution on the runner; the database and broker folders under DATA_DIR are no
+    better. A string counts when it, or any piece of it split at `=`, `,`, `;`, `:` or
+    spaces, resolves inside STORAGE_DIR or DATA_DIR, or when it contains either
+    folder's path.
 
     Raises:
         InvalidInputError: naming the field and the storage folder.
@@ -122,6 +123,7 @@ def check_storage_paths(data: BenchmarkSpecCreate | BenchmarkSpec, settings: Set
     fields = {
         "params": data.params, "sweep": data.sweep, "command": data.command,
         "output_file": data.output_file, "install": data.install, "workload": data.workload,
+        "env": data.env,
     }  # fmt: skip
     for name, value in fields.items():
         for where, text in _strings(value, name):
