@@ -125,6 +125,16 @@ def mark_spec(
 
 
 @pytest.fixture
+def live_runner(
+    mark_spec: tuple[Path, Path, dict[str, str]], engine: Engine
+) -> tuple[Path, Path, dict[str, str]]:
+    """Spec `mark` and a live runner on its queue (a bisect pins one)."""
+    with Session(engine) as session:
+        register_runner(session, name=RUNNER, hostname="gpu", queues=["gpu"], capabilities={})
+    return mark_spec
+
+
+@pytest.fixture
 def hermetic_pip(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """pip builds with the installed setuptools and no index (the bisect worker test's
     settings), and the worker holds a secret that must not travel."""
@@ -252,12 +262,10 @@ def test_only_an_admin_may_run_another_ref_and_the_run_says_who(
 
 
 def test_a_pushed_commit_from_a_pull_request_starts_no_bisect(
-    client: TestClient, engine: Engine, mark_spec: tuple[Path, Path, dict[str, str]],
+    client: TestClient, engine: Engine, live_runner: tuple[Path, Path, dict[str, str]],
     hermetic_pip: None,
 ) -> None:  # fmt: skip
-    _, marks, commits = mark_spec
-    with Session(engine) as session:
-        register_runner(session, name=RUNNER, hostname="gpu", queues=["gpu"], capabilities={})
+    _, marks, commits = live_runner
     lead, ci = token_headers(engine, "admin", name="lead"), token_headers(engine, "metrics:write")
     post_sla(client, lead, name="mark-speed", project="p", benchmark="mark", metric="step_ms",
              rule="regression", tolerance_pct=5.0)  # fmt: skip
@@ -318,12 +326,10 @@ def test_0021_gives_older_specs_their_branch_and_no_env_and_downgrades(
 
 @pytest.mark.parametrize("admin", [False, True])
 def test_a_bisect_at_a_pull_requests_commit_needs_an_admin(
-    client: TestClient, engine: Engine, mark_spec: tuple[Path, Path, dict[str, str]],
+    client: TestClient, engine: Engine, live_runner: tuple[Path, Path, dict[str, str]],
     admin: bool,
 ) -> None:  # fmt: skip
-    _, marks, commits = mark_spec
-    with Session(engine) as session:
-        register_runner(session, name=RUNNER, hostname="gpu", queues=["gpu"], capabilities={})
+    _, marks, commits = live_runner
     body = {"good": commits["main"], "bad": commits["side"], "metric": "step_ms"}
     url = "/api/v1/benchmarks/mark/bisects"
     assert client.post(url, json={**body, "allow_any_ref": True}).status_code == 401
