@@ -1,6 +1,6 @@
 """Route dependencies for who may call what: the caller the gate resolved, and `require`.
 
-Public surface: `current_identity`, `IdentityDep`, `require`.
+Public surface: `current_identity`, `IdentityDep`, `require`, `approve_any_ref`.
 """
 
 from collections.abc import Callable
@@ -10,7 +10,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPBearer
 
 from backend.api.deps import SettingsDep
-from backend.services.auth import Identity, Permission, authorize
+from backend.services.auth import RUN_ANY_REF, Identity, Permission, authorize
 
 # Only declares the scheme in the OpenAPI schema (the docs' Authorize button): the gate
 # (`backend.api.auth_gate`) has already read the header.
@@ -38,3 +38,11 @@ def require(permission: Permission) -> Callable[..., Identity | None]:
         return identity
 
     return dependency
+
+
+def approve_any_ref(identity: Identity | None, auth: str) -> str:
+    """Who lets a run or a bisect use refs off the spec's allowed branches: an admin
+    (401 or 403 otherwise), named as the run records it."""
+    authorize(identity, RUN_ANY_REF, auth)
+    assert identity is not None  # RUN_ANY_REF is never anonymous
+    return identity.label

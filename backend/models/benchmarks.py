@@ -15,12 +15,15 @@ from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Integer, 
 from sqlmodel import Field, SQLModel
 
 from backend.core.clock import utc_now
+from backend.core.git_refs import check_branch_pattern, check_ref
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a real bigint.
 _BigId = BigInteger().with_variant(Integer(), "sqlite")
 # Kept in step with `workers.bench.workloads.BUILTINS` (+ allreduce) by a test.
 BUILTIN_WORKLOADS = ("allreduce", "copy", "gemm", "sdpa", "train_step")
 MAX_SWEEP_POINTS = 256
+MAX_ALLOWED_BRANCHES = 32
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 # A `perfdash.workloads` entry-point name, or its `package.module:function` value.
 _CALLABLE = re.compile(r"^[A-Za-z_][\w.-]*(?::[A-Za-z_]\w*)?$")
@@ -85,6 +88,12 @@ class BenchmarkSpecBase(SQLModel):
     install: str | None = Field(default=None, max_length=1024)
     # The branch the runs' metrics are filed under; SLA baselines default to `main`.
     branch: str = Field(default="main", max_length=256)
+    # Branches (fnmatch patterns) whose commits a run at a ref may install; [] = [branch].
+    allowed_branches: list[str] = Field(
+        default_factory=list, sa_column=Column(JSON, nullable=False)
+    )
+    # Variables the install and the benchmark process get on top of the runner's allow-list.
+    env: dict[str, str] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     # Wait for an idle, cool GPU and steady clocks before timing (issue #22); None: off.
     settle: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     # Each scheduled run is queued this many times (A/A runs of one ref: the noise band).
@@ -106,6 +115,23 @@ class BenchmarkSpecCreate(BenchmarkSpecBase):
     def _deterministic(cls, value: str) -> str:
         if value not in ("strict", "warn", "off"):
             raise ValueError("must be strict, warn or off")
+        return value
+
+    @field_validator("allowed_branches")
+    @classmethod
+    def _allowed_branches(cls, value: list[str]) -> list[str]:
+        if len(value) > MAX_ALLOWED_BRANCHES:
+            raise ValueError(f"at most {MAX_ALLOWED_BRANCHES} branch patterns")
+        return [check_branch_pattern(v) for v in value]
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, item in value.items():
+            if not _ENV_NAME.match(name) or name.upper().startswith("PERFDASH_"):
+                raise ValueError(f"env.{name}: a name of letters, digits, '_'; not PERFDASH_*")
+            if len(item) > 4096 or "\0" in item:
+                raise ValueError(f"env.{name}: at most 4096 characters, no NUL")
         return value
 
     @field_validator("settle", mode="before")
@@ -207,6 +233,8 @@ class BenchmarkRun(SQLModel, table=True):
     error: str | None = Field(default=None, sa_column=Column(Text))
     trigger: str = Field(default="api", max_length=16)
     ref: str = Field(default="", max_length=256)
+    # The admin who let it run a ref off the spec's allowed branches; None: checked.
+    ref_approved_by: str | None = Field(default=None, max_length=256)
     # Runs queued together to repeat one ref (A/A) share this id; "" for a single run.
     aa_group: str = Field(default="", max_length=32)
     attempts: int = 0
@@ -253,6 +281,7 @@ class BenchmarkRunPublic(SQLModel):
     error: str | None
     trigger: str
     ref: str
+    ref_approved_by: str | None = None
     aa_group: str = ""
     attempts: int
     runner: str | None
@@ -291,10 +320,17 @@ class BenchmarkRunsPublic(SQLModel):
 
 class RunRequestBody(SQLModel):
     """Body of `POST /benchmarks/{name}/runs`: an optional git ref to install and run at,
-    and how many times to run it (more than once: A/A runs for the noise band)."""
+    and how many times to run it (more than once: A/A runs for the noise band).
+    `allow_any_ref` (admins only) lets the ref be off the spec's allowed branches."""
 
     ref: str = Field(default="", max_length=256)
     repeat: int = Field(default=1, ge=1, le=MAX_REPEAT)
+    allow_any_ref: bool = False
+
+    @field_validator("ref")
+    @classmethod
+    def _ref(cls, value: str) -> str:
+        return check_ref(value) if value else value
 
 
 class Runner(SQLModel, table=True):

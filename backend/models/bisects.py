@@ -5,7 +5,6 @@ The row holds the whole state (the commits, which runs measured which commit, th
 verdict of each probe); `backend.services.benchmarks.bisect` advances it when a run ends.
 """
 
-import re
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -15,10 +14,9 @@ from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Integer, 
 from sqlmodel import Field, SQLModel
 
 from backend.core.clock import utc_now
+from backend.core.git_refs import check_ref
 
 _BigId = BigInteger().with_variant(Integer(), "sqlite")
-# A git ref as `git rev-list` takes it: no leading '-', no spaces, no '..' ranges.
-GIT_REF = re.compile(r"^(?!.*\.\.)[A-Za-z0-9_][A-Za-z0-9_./~^-]{0,255}$")
 
 
 class BisectStatus(StrEnum):
@@ -52,13 +50,13 @@ class BisectCreate(SQLModel):
     repeats: int = Field(default=3, ge=2, le=10)
     probe_repeats: int = Field(default=1, ge=1, le=10)
     budget: int = Field(default=20, ge=4, le=200)
+    # Run good, bad and the commits between even off the spec's allowed branches (admins).
+    allow_any_ref: bool = False
 
     @field_validator("good", "bad")
     @classmethod
     def _ref(cls, value: str) -> str:
-        if not GIT_REF.match(value):
-            raise ValueError("a git ref: letters, digits, '_', '.', '/', '~', '^', '-', not '..'")
-        return value
+        return check_ref(value)
 
 
 class Bisect(SQLModel, table=True):
@@ -97,6 +95,8 @@ class Bisect(SQLModel, table=True):
     first_bad: str | None = Field(default=None, max_length=256)
     trigger: str = Field(default="api", max_length=16)
     sla_id: str | None = Field(default=None, max_length=32)
+    # The admin who let it run refs off the spec's allowed branches; None: checked.
+    ref_approved_by: str | None = Field(default=None, max_length=256)
     # Optimistic lock: two run completions racing to advance the bisect, one wins.
     version: int = 0
     created_at: datetime = _ts()
@@ -139,6 +139,7 @@ class BisectPublic(SQLModel):
     first_bad: str | None
     trigger: str
     sla_id: str | None
+    ref_approved_by: str | None = None
     trace_diff: str | None
     created_at: datetime
     updated_at: datetime

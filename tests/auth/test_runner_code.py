@@ -82,6 +82,8 @@ def test_specs_may_not_name_files_in_perfdash_storage(
         assert "inside perfdash's storage" in answer.json()["detail"]
     command = {"name": "cmd", "kind": "command", "command": ["cat", str(get_settings().blob_dir)]}
     assert client.post("/api/v1/benchmarks", json=command, headers=headers).status_code == 422
+    env = {"name": "gemm", "workload": "gemm", "env": {"CONFIG": str(get_settings().blob_dir)}}
+    assert client.post("/api/v1/benchmarks", json=env, headers=headers).status_code == 422
     fine = {"name": "gemm", "workload": "gemm", "params": {"data": "/srv/datasets/a.bin"}}
     assert client.post("/api/v1/benchmarks", json=fine, headers=headers).status_code == 200
 

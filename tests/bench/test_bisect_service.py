@@ -26,7 +26,7 @@ from backend.models.benchmarks import BenchmarkRun, BenchmarkSpecCreate, Workloa
 from backend.models.bisects import Bisect, BisectCreate, BisectStatus
 from backend.models.metrics import MetricRun
 from backend.models.outbox import OutboxMessage
-from backend.models.slas import Rule, SlaCreate
+from backend.models.slas import Rule, SlaCreate, SlaEvaluation
 from backend.models.webhooks import WebhookCreate, WebhookDelivery
 from backend.services.auth.tokens import create_token
 from backend.services.benchmarks.bisect import advance, advance_for_run, start_bisect, store_commits
@@ -146,9 +146,17 @@ def test_a_regression_verdict_starts_a_bisect_pinned_to_a_runner(
         assert (bisect.good, bisect.bad, bisect.trigger) == ("a3", "a4", "sla")
         assert (bisect.metric, bisect.margin_pct, bisect.runner) == ("step_ms", 5.0, RUNNER)
         assert bisect.sla_id is not None and bisect.status == BisectStatus.CONFIRMING
+        # Nothing runs before the runner has found the pushed commits on an allowed branch.
+        assert bisect.runs == {} and session.exec(select(BenchmarkRun)).first() is None
+        note = {"status": "checking", "id": bisect.id}
+        assert pushed.json()["verdicts"][0]["details"]["bisect"] == note
+        store_commits(session, bisect.id, ["a4"])
+        session.refresh(bisect)
         assert list(bisect.runs) == ["a3", "a4"] and len(bisect.runs["a3"]) == 3
         runs = session.exec(select(BenchmarkRun)).all()
         assert {r.trigger for r in runs} == {"bisect"} and len(runs) == 6
+        stored = session.exec(select(SlaEvaluation).where(SlaEvaluation.commit == "a4")).one()
+        assert stored.details["bisect"] == {"status": "started", "id": bisect.id}
         # Without git on the runner, the commits pushed to the series between good and bad.
         bisect.status = BisectStatus.FAILED
         session.add(bisect)
@@ -168,15 +176,15 @@ def test_a_bisect_advances_once_and_reports_when_found(engine: Engine, client: T
         hook = WebhookCreate(name="team", url="http://127.0.0.1:9/hook")
         create_webhook(session, hook, allow_private=True)
         bisect = start_bisect(session, "model", BisectCreate(good="g", bad="b", metric="step_ms"))
+        # No run is queued until the runner has checked the refs and stored the commits.
+        assert session.exec(select(BenchmarkRun)).first() is None
+        store_commits(session, bisect.id, ["c1", "c2", "c3", "b-full-hash"])
         queues = {m.queue for m in _queued(session)}
         # Everything went to the runner's own queue: the list task and six runs, A B A B.
         assert queues <= {runner_queue(RUNNER)}
         runs = session.exec(select(BenchmarkRun).order_by(col(BenchmarkRun.created_at))).all()
         assert [r.ref for r in runs] == ["g", "b"] * 3
         _finish(session, bisect.id, ms_of)
-        session.refresh(bisect)
-        assert bisect.status == BisectStatus.CONFIRMING  # confirmed; the commits are not known
-        store_commits(session, bisect.id, ["c1", "c2", "c3", "b-full-hash"])
         session.refresh(bisect)
         assert (bisect.commits, str(bisect.status)) == (chain, "bisecting")
         assert list(bisect.runs) == ["g", "b", "c2"]

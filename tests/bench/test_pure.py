@@ -83,7 +83,7 @@ def test_callable_results_are_checked() -> None:
 def test_command_gets_params_and_no_shell(tmp_path: Path) -> None:
     # Literal braces are doubled, as in str.format: every argument is a template.
     script = "import json,os,sys; print(json.dumps({{'argv': sys.argv[1:], "
-    script += "'params': json.loads(os.environ['PERFDASH_BENCH_PARAMS'])}}))"
+    script += "'params': json.loads(os.environ['BENCH_PARAMS'])}}))"
     doc = run_command([sys.executable, "-c", script, "{size}; echo pwned"], {"size": 4},
                       seed=0, timeout_s=60, output_file=None, workdir=tmp_path)  # fmt: skip
     assert doc == {"argv": ["4; echo pwned"], "params": {"size": 4}}

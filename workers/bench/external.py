@@ -7,9 +7,10 @@ package declares in the `perfdash.workloads` group (named by the entry point's n
 its `module:function` value). Any other importable function, stdlib or site-packages,
 is refused: `logging.config:fileConfig` fed an uploaded INI file runs its `args=` line.
 A command is an argv list (never a shell string); `{name}` in an argument is replaced by
-the sweep point's param, and the params also arrive as JSON in `PERFDASH_BENCH_PARAMS`.
-Its stdout (or `output_file`) must be native JSON, pytest-benchmark or Google Benchmark
-JSON; the Celery task hands the document to the metrics push, which detects the format.
+the sweep point's param, and the params also arrive as JSON in `BENCH_PARAMS` (the seed
+in `BENCH_SEED`; no `PERFDASH_*` name, which the runner never passes on). Its stdout
+(or `output_file`) must be native JSON, pytest-benchmark or Google Benchmark JSON; the
+Celery task hands the document to the metrics push, which detects the format.
 """
 
 from __future__ import annotations
@@ -97,8 +98,8 @@ def run_command(
         raise WorkloadError(f"command argument placeholder not in params: {e}") from e
     env = {
         **os.environ,
-        "PERFDASH_BENCH_PARAMS": json.dumps(params),
-        "PERFDASH_BENCH_SEED": str(seed),
+        "BENCH_PARAMS": json.dumps(params),
+        "BENCH_SEED": str(seed),
     }
     proc = subprocess.run(
         args, cwd=workdir, env=env, capture_output=True, timeout=timeout_s, check=False

@@ -20,10 +20,12 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workers.bench.environment import allowed_env
 from workers.bench.spec import RunRequest
 
 LOG_TAIL = 4000
@@ -45,18 +47,23 @@ def _tail(path: Path) -> str:
     return path.read_text(errors="replace")[-LOG_TAIL:] if path.exists() else ""
 
 
-def install_at_ref(requirement: str, ref: str, target: Path) -> Outcome | None:
-    """pip-install the spec's package at `ref` into `target`; an Outcome only on failure."""
+def install_at_ref(
+    requirement: str, ref: str, target: Path, env: Mapping[str, str] | None = None
+) -> Outcome | None:
+    """pip-install the spec's package at `ref` into `target`, with the allow-listed
+    environment and the spec's `env`; an Outcome only on failure."""
     spec = requirement.replace("{ref}", ref)
     log = target.parent / "install.log"
     with log.open("wb") as out:
         proc = subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--no-input", "--target", str(target), spec],
+            [sys.executable, "-m", "pip", "install", "--no-input", "--target", str(target),
+             "--", spec],
             stdout=out,
             stderr=subprocess.STDOUT,
             timeout=INSTALL_TIMEOUT_S,
             check=False,
-        )
+            env=allowed_env(target.parent, env or {}, pip=True),
+        )  # fmt: skip
     if proc.returncode == 0:
         return None
     return Outcome(reason="install", error=f"pip install {spec} failed:\n{_tail(log)}")
@@ -66,7 +73,9 @@ _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 CACHED_INSTALLS = 32
 
 
-def cached_install(requirement: str, ref: str, cache: Path) -> tuple[Path, Outcome | None]:
+def cached_install(
+    requirement: str, ref: str, cache: Path, env: Mapping[str, str] | None = None
+) -> tuple[Path, Outcome | None]:
     """The spec's package at `ref`, installed once per full commit hash and reused.
 
     A 40-hex ref names immutable code, so a bisect's repeated runs at one commit (the A/B
@@ -75,14 +84,15 @@ def cached_install(requirement: str, ref: str, cache: Path) -> tuple[Path, Outco
     caller. The install goes to a temporary folder renamed into place, so a crash leaves
     no half-installed entry; the oldest entries past `CACHED_INSTALLS` are removed.
     """
-    key = hashlib.sha256(f"{requirement}\0{ref}".encode()).hexdigest()[:32]
+    extra = json.dumps(dict(env), sort_keys=True) if env else ""  # the spec's env may build it
+    key = hashlib.sha256(f"{requirement}\0{ref}{extra}".encode()).hexdigest()[:32]
     site = cache / key
     if site.is_dir():
         os.utime(site)
         return site, None
     cache.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cache))
-    failed = install_at_ref(requirement, ref, staging / "site")
+    failed = install_at_ref(requirement, ref, staging / "site", env)
     if failed is None:
         with contextlib.suppress(OSError):  # another worker won the race: use its copy
             (staging / "site").rename(site)
@@ -99,8 +109,8 @@ def is_commit(ref: str) -> bool:
     return bool(_COMMIT.match(ref))
 
 
-def _env(site: Path | None) -> dict[str, str]:
-    env = dict(os.environ)
+def _env(site: Path | None, workdir: Path, spec_env: Mapping[str, str]) -> dict[str, str]:
+    env = allowed_env(workdir, spec_env)  # never the worker's secrets
     if site is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
     return env
@@ -114,7 +124,11 @@ def launch(request: RunRequest, workdir: Path, *, site: Path | None = None) -> O
     cmd = [sys.executable, "-m", "workers.bench.run", str(request_path), str(out_dir)]
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            cmd, stdout=out, stderr=subprocess.STDOUT, env=_env(site), start_new_session=True
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=_env(site, workdir, request.env),
+            start_new_session=True,
         )
         try:
             code = proc.wait(timeout=request.timeout_s)

@@ -41,6 +41,8 @@ class RunRequest:
     min_clock_fraction: float = 0.9
     throttle_min_samples: int = 5
     throttle_min_share: float = 0.1
+    # The spec's own variables, on top of the runner's allow-list (`workers.bench.environment`).
+    env: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def read(cls, path: Path) -> RunRequest:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -31,13 +32,16 @@ from backend.services.benchmarks import (
     enqueue_due_runs,
     fail_run,
     finish_run,
+    git_url,
     requeue_run,
+    run_branches,
     top_up,
 )
 from backend.services.errors import InvalidInputError
 from backend.services.traces import accept_upload
 from workers import runner_registry  # noqa: F401  (connects the worker_ready signal)
 from workers.bench.launcher import Outcome, cached_install, install_at_ref, is_commit, launch
+from workers.bench.refs import RefNotAllowed, allowed_commits
 from workers.bench.spec import Determinism, Kind, RunRequest
 from workers.celery_app import app
 
@@ -74,16 +78,41 @@ def _request(run: BenchmarkRun, spec: BenchmarkSpec) -> RunRequest:
         min_clock_fraction=settings.bench_min_clock_fraction,
         throttle_min_samples=settings.bench_throttle_min_samples,
         throttle_min_share=settings.bench_throttle_min_share,
+        env=dict(spec.env),
     )
 
 
-def _measure(request: RunRequest, workdir: Path, install: str | None, ref: str) -> Outcome:
-    site, failed = None, None
-    if install and ref and is_commit(ref):
-        site, failed = cached_install(install, ref, get_settings().data_dir / "install-cache")
-    elif install and ref:
-        site = workdir / "site"
-        failed = install_at_ref(install, ref, site)
+@dataclass(frozen=True)
+class _Install:
+    """What to install for a run: the spec's hook at the run's ref, and who may say so."""
+
+    hook: str | None
+    ref: str
+    branches: list[str]
+    approved_by: str | None
+
+
+def _install_of(run: BenchmarkRun, spec: BenchmarkSpec) -> _Install:
+    return _Install(spec.install, run.ref, run_branches(spec), run.ref_approved_by)
+
+
+def _measure(request: RunRequest, workdir: Path, install: _Install) -> Outcome:
+    site, failed, data_dir = None, None, get_settings().data_dir
+    if install.hook and install.ref:
+        url, cache = git_url(install.hook), data_dir / "git-cache"
+        try:  # before anything of the ref's is installed, let alone run
+            (ref,) = allowed_commits(
+                url, [install.ref], install.branches, cache, approved_by=install.approved_by
+            )
+        except RefNotAllowed as e:
+            return Outcome(reason=FailureReason.REF_NOT_ALLOWED.value, error=str(e))
+        if is_commit(ref):
+            site, failed = cached_install(
+                install.hook, ref, data_dir / "install-cache", request.env
+            )
+        else:  # a ref an admin approved that the mirror does not know
+            site = workdir / "site"
+            failed = install_at_ref(install.hook, ref, site, request.env)
     if failed is not None:
         return failed
     return launch(request, workdir, site=site)
@@ -122,11 +151,11 @@ def execute_run(run_id: str, runner: str) -> str | None:
             fail_run(session, run_id, FailureReason.ERROR, str(e))
             advance_for_run(session, run_id)
             return "failed"
-        request, install, ref = _request(run, spec), spec.install, run.ref
+        request, install = _request(run, spec), _install_of(run, spec)
         name, project = spec.name, spec.project
     workdir = Path(tempfile.mkdtemp(prefix=f"perfdash-bench-{run_id[:8]}-"))
     try:
-        outcome = _measure(request, workdir, install, ref)
+        outcome = _measure(request, workdir, install)
         with Session(get_engine()) as session:
             status = _record(session, run_id, name, project, outcome)
             advance_for_run(session, run_id)

@@ -3,14 +3,15 @@
 Callable and command specs and install hooks execute what they name on the runners, so
 storing one needs an `admin` token or user, whatever AUTH says; other spec changes need
 `benchmarks:write` or an admin, and re-runs `bench:run` or an uploader (anonymous with
-AUTH=off, like uploads).
+AUTH=off, like uploads). A run at a ref off the spec's allowed branches needs an admin
+who asks for it (`allow_any_ref`); the run records who (docs/SECURITY.md).
 """
 
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response, status
 
-from backend.api.access import IdentityDep, require
+from backend.api.access import IdentityDep, approve_any_ref, require
 from backend.api.deps import Offset, SessionDep, SettingsDep
 from backend.models.benchmarks import (
     AaBatchPublic,
@@ -79,14 +80,21 @@ def delete_spec(name: str, session: SessionDep) -> Response:
     dependencies=[Depends(require(RUN_BENCHMARK))],
 )
 def request_run(
-    name: str, session: SessionDep, body: RunRequestBody | None = None
+    name: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    identity: IdentityDep,
+    body: RunRequestBody | None = None,
 ) -> BenchmarkRunPublic:
     """Queue a run of the spec on its runner queue (optionally at a git ref); `repeat` N
     queues N runs of the ref (A/A runs for the noise band). Answers with the first run;
     `queued` lists every run queued, and `warnings` says so when no live runner consumes
     the spec's queue."""
     body = body or RunRequestBody()
-    runs = service.request_run(session, name, trigger="api", ref=body.ref, repeat=body.repeat)
+    approver = approve_any_ref(identity, settings.auth) if body.allow_any_ref else None
+    runs = service.request_run(
+        session, name, trigger="api", ref=body.ref, repeat=body.repeat, ref_approved_by=approver
+    )
     first = BenchmarkRunPublic.of(*service.get_run(session, runs[0].id))
     first = first.model_copy(update={"queued": [r.id for r in runs]})
     return warn_unserved(session, [first])[0]

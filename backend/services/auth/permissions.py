@@ -8,7 +8,7 @@ the rest always need a token.
 
 Public surface: `Permission`, `authorize`, and the permissions `READ`, `UPLOAD_TRACE`,
 `DELETE_TRACE`, `CHANGE_TRACE`, `RUN_BENCHMARK`, `CHANGE_BENCHMARK`, `CHANGE_RUNNER_CODE`,
-`PUSH_METRICS`, `CHANGE_SLAS`, `CHANGE_WEBHOOKS`, `READ_WEBHOOK_TARGETS`; `permits`.
+`RUN_ANY_REF`, `PUSH_METRICS`, `CHANGE_SLAS`, `CHANGE_WEBHOOKS`, `READ_WEBHOOK_TARGETS`; `permits`.
 """
 
 from dataclasses import dataclass
@@ -38,6 +38,9 @@ CHANGE_BENCHMARK = Permission("change a benchmark spec", "benchmarks:write", Rol
 CHANGE_RUNNER_CODE = Permission(
     "store a callable or command spec or an install hook", "admin", Role.ADMIN, False
 )
+# A ref off a spec's allowed branches (a pull request, a fork's commit) is code nobody
+# with the spec's trust chose: an admin says so, and the run records who.
+RUN_ANY_REF = Permission("run a ref off the spec's allowed branches", "admin", Role.ADMIN, False)
 PUSH_METRICS = Permission("push metrics", "metrics:write", None, False)
 CHANGE_SLAS = Permission("change SLAs", "slas:write", Role.ADMIN, False)
 CHANGE_WEBHOOKS = Permission("change webhooks", "webhooks:write", Role.ADMIN, False)

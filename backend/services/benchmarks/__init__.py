@@ -4,11 +4,12 @@ from backend.services.benchmarks.aa import AA_TRIGGERS, batch_state, top_up
 from backend.services.benchmarks.bisect import (
     advance_for_run,
     git_url,
+    refuse_bisect,
     start_bisect,
-    start_from_verdicts,
     store_commits,
 )
 from backend.services.benchmarks.bisect_report import get_bisect, list_bisects
+from backend.services.benchmarks.bisect_trigger import start_from_verdicts
 from backend.services.benchmarks.runners import (
     HEARTBEAT_EVERY,
     heartbeat,
@@ -33,6 +34,7 @@ from backend.services.benchmarks.specs import (
     list_runs,
     list_specs,
     request_run,
+    run_branches,
     runs_user_code,
     upsert_spec,
 )
@@ -59,9 +61,11 @@ __all__ = [
     "list_runs",
     "list_specs",
     "mark_offline",
+    "refuse_bisect",
     "register_runner",
     "request_run",
     "requeue_run",
+    "run_branches",
     "runs_user_code",
     "start_bisect",
     "start_from_verdicts",

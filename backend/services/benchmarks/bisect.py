@@ -2,14 +2,17 @@
 
 A bisect is a row (`backend.models.bisects.Bisect`) advanced by `advance` whenever one
 of its runs ends (the `run_benchmark` task calls `advance_for_run`) or the runner has
-listed the commits (`store_commits`). `advance` reads the runs, asks the pure state
-machine (`bisect_plan.decide`) what next, and writes the plan, the new runs and their
-outbox messages in one transaction guarded by the row's `version`: two completions that
-race advance it once. Every run goes to the pinned runner's own queue (`runner_queue`),
-so good, bad and every probe are measured on the same machine.
+listed the commits (`store_commits`). No run is queued before that: the runner first
+checks that good and bad are on the spec's allowed branches (`workers.bench.refs`), and
+a bisect whose refs it refuses ends `failed` with the reason (`refuse_bisect`).
+`advance` reads the runs, asks the pure state machine (`bisect_plan.decide`) what next,
+and writes the plan, the new runs and their outbox messages in one transaction guarded
+by the row's `version`: two completions that race advance it once. Every run goes to
+the pinned runner's own queue (`runner_queue`), so good, bad and every probe are
+measured on the same machine.
 
 Public surface: `start_bisect`, `advance`, `advance_for_run`, `store_commits`,
-`start_from_verdicts`, `series_commits`, `git_url`, `run_values`.
+`refuse_bisect`, `series_commits`, `pushed_commits`, `git_url`, `run_values`.
 """
 
 import logging
@@ -22,13 +25,13 @@ from sqlmodel import Session, col, select
 from backend.core.clock import utc_now
 from backend.core.task_names import LIST_BISECT_COMMITS, runner_queue
 from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, RunStatus
-from backend.models.bisects import OPEN_STATUSES, Bisect, BisectCreate
+from backend.models.bisects import OPEN_STATUSES, Bisect, BisectCreate, BisectStatus
 from backend.models.metrics import MetricRun
 from backend.models.outbox import OutboxMessage
-from backend.models.slas import Rule, Sla, SlaVerdict, Verdict
 from backend.services import outbox
 from backend.services.benchmarks.bisect_plan import Measured, Plan, State, decide
 from backend.services.benchmarks.bisect_report import benchmark_name, bisect_event
+from backend.services.benchmarks.bisect_verdict import note_verdict
 from backend.services.benchmarks.runners import list_runners
 from backend.services.benchmarks.specs import add_run, get_spec
 from backend.services.errors import InvalidInputError
@@ -67,8 +70,12 @@ def start_bisect(
     trigger: str = "api",
     sla_id: str | None = None,
     lower_is_better: bool | None = None,
+    ref_approved_by: str | None = None,
 ) -> Bisect:
-    """Create a bisect of spec `name`, pin it to a live runner and queue its first runs.
+    """Create a bisect of spec `name`, pin it to a live runner and ask that runner to check
+    its refs and list its commits; the first runs are queued once it has
+    (`store_commits`). `ref_approved_by` names the admin who let its refs be off the
+    spec's allowed branches (checked by the caller).
 
     Raises:
         NotFoundError: no such spec.
@@ -81,11 +88,12 @@ def start_bisect(
     bisect = Bisect(
         id=uuid.uuid4().hex,
         spec_id=spec.id,
-        **data.model_dump(),
+        **data.model_dump(exclude={"allow_any_ref"}),
         lower_is_better=lower_is_better,
         runner=_pick_runner(session, spec.queue),
         trigger=trigger,
         sla_id=sla_id,
+        ref_approved_by=ref_approved_by,
     )
     session.add(bisect)
     message = outbox.add_message(
@@ -93,7 +101,6 @@ def start_bisect(
     )
     session.commit()
     outbox.send_now(session, [message])
-    advance(session, bisect.id)
     session.refresh(bisect)
     return bisect
 
@@ -208,7 +215,12 @@ def _apply(session: Session, bisect: Bisect, plan: Plan, measured: dict[str, Mea
     messages: list[OutboxMessage] = []
     for ref in plan.queue:
         run, message = add_run(
-            session, spec, trigger="bisect", ref=ref, queue=runner_queue(bisect.runner)
+            session,
+            spec,
+            trigger="bisect",
+            ref=ref,
+            queue=runner_queue(bisect.runner),
+            ref_approved_by=bisect.ref_approved_by,
         )
         runs.setdefault(ref, []).append(run.id)
         messages.append(message)
@@ -244,8 +256,8 @@ def advance(session: Session, bisect_id: str) -> Bisect | None:
     for _ in range(_MAX_ROUNDS):
         session.expire_all()
         bisect = session.get(Bisect, bisect_id)
-        if bisect is None or bisect.status not in OPEN_STATUSES:
-            return bisect
+        if bisect is None or bisect.status not in OPEN_STATUSES or not bisect.commits:
+            return bisect  # done, or the runner has not checked its refs yet
         measured, direction = _measure(session, bisect)
         plan = decide(_state(bisect, direction), measured)
         waiting = plan.status == bisect.status and not plan.queue
@@ -271,7 +283,7 @@ def advance_for_run(session: Session, run_id: str) -> None:
 
 def series_commits(session: Session, bisect: Bisect, spec: BenchmarkSpec) -> list[str]:
     """good, the commits pushed between, bad: from the series when git cannot list them."""
-    ordered = _pushed_commits(session, spec, benchmark_name(spec.name, bisect.label))
+    ordered = pushed_commits(session, spec, benchmark_name(spec.name, bisect.label))
     if bisect.good in ordered and bisect.bad in ordered:
         inside = ordered[ordered.index(bisect.good) + 1 : ordered.index(bisect.bad)]
         return [bisect.good, *[c for c in inside if c not in (bisect.good, bisect.bad)], bisect.bad]
@@ -282,7 +294,10 @@ def store_commits(
     session: Session, bisect_id: str, commits: list[str] | None, error: str = ""
 ) -> None:
     """Store the runner's `git rev-list` (good..bad, oldest first), or fall back to the
-    series' pushed commits when it could not list them, then advance."""
+    series' pushed commits when it could not list them, then advance (the first runs).
+
+    The runner calls it only once it found good and bad on allowed branches; every run
+    is checked again before it installs anything."""
     for _ in range(_MAX_ROUNDS):
         session.expire_all()
         bisect = session.get(Bisect, bisect_id)
@@ -299,23 +314,31 @@ def store_commits(
             .where(col(Bisect.id) == bisect_id, col(Bisect.version) == bisect.version)
             .values(commits=chain, commits_source=source, version=bisect.version + 1)
         )
+        if taken.rowcount == 1 and bisect.sla_id:
+            note_verdict(session, bisect.sla_id, bisect.bad, {"status": "started", "id": bisect_id})
         session.commit()
         if taken.rowcount == 1:
             advance(session, bisect_id)
             return
 
 
-def _spec_of(session: Session, benchmark: str) -> tuple[BenchmarkSpec, str] | None:
-    """The spec a series belongs to (`name` or `name[label]`) and the sweep label."""
-    name, label = benchmark, ""
-    if benchmark.endswith("]") and "[" in benchmark:
-        name, _, rest = benchmark.partition("[")
-        label = rest[:-1]
-    spec = session.exec(select(BenchmarkSpec).where(BenchmarkSpec.name == name)).first()
-    return (spec, label) if spec is not None else None
+def refuse_bisect(session: Session, bisect_id: str, reason: str) -> None:
+    """End a bisect whose refs the runner would not run (`failed`, with the reason; its
+    regression verdict says why no bisect started) before any run was queued."""
+    error = f"ref_not_allowed: {reason}"
+    for _ in range(_MAX_ROUNDS):
+        session.expire_all()
+        bisect = session.get(Bisect, bisect_id)
+        if bisect is None or bisect.status not in OPEN_STATUSES:
+            return
+        if bisect.sla_id:
+            note = {"status": "not_started", "id": bisect_id, "reason": error}
+            note_verdict(session, bisect.sla_id, bisect.bad, note)
+        if _apply(session, bisect, Plan(BisectStatus.FAILED, error=error), {}):
+            return
 
 
-def _pushed_commits(session: Session, spec: BenchmarkSpec, benchmark: str) -> list[str]:
+def pushed_commits(session: Session, spec: BenchmarkSpec, benchmark: str) -> list[str]:
     """The distinct commits pushed to the spec branch's series, oldest first."""
     rows = session.exec(
         select(MetricRun.commit)
@@ -327,42 +350,3 @@ def _pushed_commits(session: Session, spec: BenchmarkSpec, benchmark: str) -> li
         .order_by(col(MetricRun.timestamp))
     ).all()
     return list(dict.fromkeys(c for c in rows if c))
-
-
-def _commit_before(session: Session, spec: BenchmarkSpec, benchmark: str, commit: str) -> str:
-    ordered = _pushed_commits(session, spec, benchmark)
-    at = ordered.index(commit) if commit in ordered else 0
-    return ordered[at - 1] if at > 0 else ""
-
-
-def start_from_verdicts(session: Session, verdicts: list[SlaVerdict]) -> list[str]:
-    """Start a bisect for each new `regression` verdict on a spec that can run at a commit:
-    good is the commit before the first bad one the rule named, in the spec branch's
-    series. Called after a push (the metrics route, a finished run that was not itself a
-    bisect's). Never raises for a bisect that cannot start (no live runner, one open).
-
-    Returns:
-        The ids of the bisects started.
-    """
-    started = []
-    for v in verdicts:
-        new = v.rule == Rule.REGRESSION and v.verdict == Verdict.FAIL and v.previous != v.verdict
-        found = _spec_of(session, v.benchmark) if new else None
-        if found is None:
-            continue
-        spec, label = found
-        bad = str(v.details.get("first_bad_commit") or "")
-        good = _commit_before(session, spec, v.benchmark, bad) if bad else ""
-        sla = session.get(Sla, v.sla_id)
-        if git_url(spec.install) is None or not good or sla is None:
-            continue
-        try:
-            # The tolerance the verdict used: the SLA's own, or the noise band's MDC.
-            used = v.details.get("tolerance_pct", sla.tolerance_pct)
-            margin = float(used) if used is not None else 0.0
-            data = BisectCreate(good=good, bad=bad, metric=v.metric, label=label, margin_pct=margin)
-            started.append(start_bisect(session, spec.name, data, trigger="sla", sla_id=sla.id).id)
-        except (InvalidInputError, ValueError) as e:
-            session.rollback()
-            log.info("no bisect for %s %s: %s", v.benchmark, v.metric, e)
-    return started

@@ -18,7 +18,7 @@ from backend.models.benchmarks import BenchmarkRun, BenchmarkSpec, RunStatus, Wo
 from backend.models.bisects import BISECT_BRANCH_PREFIX
 from backend.models.metrics import MetricPoint, MetricRun
 from backend.models.slas import SlaVerdict
-from backend.services.benchmarks.bisect import start_from_verdicts
+from backend.services.benchmarks.bisect_trigger import start_from_verdicts
 from backend.services.metrics import MetricDocumentError, push_metrics
 
 
@@ -32,6 +32,8 @@ class FailureReason(StrEnum):
     ERROR = "error"
     BAD_OUTPUT = "bad_output"
     INSTALL = "install"
+    # The ref is on none of the spec's allowed branches: nothing of it was installed.
+    REF_NOT_ALLOWED = "ref_not_allowed"
 
 
 def claim_run(

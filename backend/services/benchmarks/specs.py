@@ -6,7 +6,8 @@ sent by name to the spec's runner queue (`gpu` by default) with the spec's time 
 the backend never imports the workers. A broker outage leaves the message to the sweeper.
 
 Public surface: `apply_specs`, `upsert_spec`, `get_spec`, `list_specs`, `delete_spec`,
-`request_run`, `add_run`, `get_run`, `list_runs`, `enqueue_due_runs`, `spec_hash`.
+`request_run`, `add_run`, `get_run`, `list_runs`, `enqueue_due_runs`, `spec_hash`,
+`run_branches`.
 """
 
 import hashlib
@@ -51,11 +52,14 @@ def spec_hash(data: BenchmarkSpecCreate | BenchmarkSpec) -> str:
 
     `settle` counts when set: a settled run times a warm, steady GPU, an unsettled one
     whatever state the last job left, and the two must not share a baseline. Left out
-    when unset, so the hashes of specs stored before it existed do not change.
+    when unset, so the hashes of specs stored before it existed do not change; so is
+    `env` (`OMP_NUM_THREADS` changes what is timed).
     """
     fields = {k: getattr(data, k) for k in _MEASURED}
     if data.settle is not None:
         fields["settle"] = data.settle
+    if data.env:
+        fields["env"] = data.env
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -63,9 +67,18 @@ def runs_user_code(data: BenchmarkSpecCreate | BenchmarkSpec) -> bool:
     """Whether storing the spec lets it run code of the caller's choosing on a runner.
 
     Callables import a function by name, commands run an argv, install hooks run a
-    shell line: each needs an admin (`CHANGE_RUNNER_CODE`), whatever else changes.
+    shell line, and variables such as `LD_PRELOAD` load a library of their naming: each
+    needs an admin (`CHANGE_RUNNER_CODE`), whatever else changes. So do the allowed
+    branches, which only matter with an install hook.
     """
-    return data.kind in (WorkloadKind.CALLABLE, WorkloadKind.COMMAND) or bool(data.install)
+    kinds = (WorkloadKind.CALLABLE, WorkloadKind.COMMAND)
+    return data.kind in kinds or bool(data.install) or bool(data.env)
+
+
+def run_branches(spec: BenchmarkSpec) -> list[str]:
+    """The branch patterns a run's ref must be reachable from: the allowed ones, or the
+    spec's `branch`."""
+    return list(spec.allowed_branches) or [spec.branch]
 
 
 def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
@@ -97,10 +110,11 @@ def check_storage_paths(data: BenchmarkSpecCreate | BenchmarkSpec, settings: Set
     """Refuse a spec whose fields name a file in perfdash's own storage.
 
     Uploaded blobs are attacker-chosen bytes at predictable paths, so a workload that is
-    handed one (a config file, a pickle) can be turned into code execution on the runner;
-    the database and broker folders under DATA_DIR are no better. A string counts when it,
-    or any piece of it split at `=`, `,`, `;`, `:` or spaces, resolves inside
-    STORAGE_DIR or DATA_DIR, or when it contains either folder's path.
+    handed one (a config file, a pickle; an `env` variable naming it) can be turned into
+    code execution on the runner; the database and broker folders under DATA_DIR are no
+    better. A string counts when it, or any piece of it split at `=`, `,`, `;`, `:` or
+    spaces, resolves inside STORAGE_DIR or DATA_DIR, or when it contains either
+    folder's path.
 
     Raises:
         InvalidInputError: naming the field and the storage folder.
@@ -109,6 +123,7 @@ def check_storage_paths(data: BenchmarkSpecCreate | BenchmarkSpec, settings: Set
     fields = {
         "params": data.params, "sweep": data.sweep, "command": data.command,
         "output_file": data.output_file, "install": data.install, "workload": data.workload,
+        "env": data.env,
     }  # fmt: skip
     for name, value in fields.items():
         for where, text in _strings(value, name):
@@ -220,9 +235,11 @@ def add_run(
     ref: str = "",
     queue: str = "",
     aa_group: str = "",
+    ref_approved_by: str | None = None,
 ) -> tuple[BenchmarkRun, OutboxMessage]:
     """Add a queued run and its outbox message to the session (the caller commits, then
-    sends the message); `queue` overrides the spec's (a runner's own queue)."""
+    sends the message); `queue` overrides the spec's (a runner's own queue);
+    `ref_approved_by` names the admin who let the ref be off the allowed branches."""
     assert spec.id is not None
     run = BenchmarkRun(
         id=uuid.uuid4().hex,
@@ -231,6 +248,7 @@ def add_run(
         ref=ref,
         aa_group=aa_group,
         spec_hash=spec.spec_hash,
+        ref_approved_by=ref_approved_by,
     )
     session.add(run)
     message = outbox.add_message(
@@ -245,7 +263,13 @@ def add_run(
 
 
 def request_run(
-    session: Session, name: str, *, trigger: str = "api", ref: str = "", repeat: int = 1
+    session: Session,
+    name: str,
+    *,
+    trigger: str = "api",
+    ref: str = "",
+    repeat: int = 1,
+    ref_approved_by: str | None = None,
 ) -> list[BenchmarkRun]:
     """Create `repeat` queued runs of one ref and their outbox messages, commit, then send
     `run_benchmark` to the spec's queue; if the broker is down the runs stay queued and the
@@ -253,6 +277,8 @@ def request_run(
 
     More than one run is an A/A batch (the noise band): the runs share an `aa_group`,
     which their metrics carry as `environment.aa_group`, and their trigger is `aa`.
+    The runner installs a ref only if it is on one of `run_branches(spec)`, unless an
+    admin approved it (`ref_approved_by`, checked by the caller).
 
     Raises:
         NotFoundError: no such spec.
@@ -268,7 +294,12 @@ def request_run(
     runs, messages = [], []
     for _ in range(repeat):
         run, message = add_run(
-            session, spec, trigger="aa" if group else trigger, ref=ref, aa_group=group
+            session,
+            spec,
+            trigger="aa" if group else trigger,
+            ref=ref,
+            aa_group=group,
+            ref_approved_by=ref_approved_by if ref else None,
         )
         runs.append(run)
         messages.append(message)

@@ -11,7 +11,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--format", choices=["gbench", "native", "garbage"], required=True)
 parser.add_argument("--size", type=int, default=1)
 args = parser.parse_args()
-params = json.loads(os.environ["PERFDASH_BENCH_PARAMS"])
+params = json.loads(os.environ["BENCH_PARAMS"])
 assert params["size"] == args.size
 if args.format == "gbench":
     doc = {
