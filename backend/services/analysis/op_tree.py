@@ -33,10 +33,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import groupby
+from pathlib import Path
 from typing import Any
 
-from backend.models import Trace
-from backend.services.analysis.stored import read_events
+from backend.services.datasets import query_file
 from backend.services.timeline import GPU_WORK, LAUNCHED_BY
 
 TREE_KINDS = ("cpu_op", "annotation", "runtime")
@@ -114,12 +114,15 @@ def op_name(name: str) -> str:
 _NODES_SQL = f"""
 SELECT id, kind, name, start_ns, dur_ns, rank, pid, tid,
        CASE WHEN kind = 'cpu_op' THEN args ->> '$."Input Dims"' END
-FROM {{events}} WHERE (kind IN {TREE_KINDS} AND name NOT IN {FILTERED}) OR kind = 'python'
+FROM {{events}}
+WHERE ((kind IN {TREE_KINDS} AND name NOT IN {FILTERED}) OR kind = 'python')
+  AND rank IS NOT DISTINCT FROM ?
 ORDER BY rank NULLS FIRST, pid NULLS FIRST, tid NULLS FIRST, start_ns, start_ns + dur_ns DESC, id
 """
 _GPU_SQL = f"""
 SELECT c.id, g.kind, g.name, g.dur_ns FROM {{events}} AS g JOIN {{events}} AS c ON {LAUNCHED_BY}
 WHERE g.kind IN {GPU_WORK} AND g.correlation IS NOT NULL
+  AND c.rank IS NOT DISTINCT FROM ? AND (g.rank IS NULL OR g.rank = ?)
 """
 
 
@@ -176,16 +179,19 @@ def _device_totals(node: Node) -> int:
     return node.device_total_ns
 
 
-def build_forest(trace: Trace) -> list[Node]:
-    """Every thread's tree of CPU events, GPU work attached to the op that launched it.
+def build_forest(events: Path, rank: int | None) -> list[Node]:
+    """Every thread's tree of CPU events of one rank, GPU work attached to the op that
+    launched it. One rank at a time, so a job's trees are never all held at once: a GPU
+    event and the runtime call that launched it are always of the same rank.
 
     Args:
-        trace: a ready trace.
+        events: a dataset's events file.
+        rank: the rank (None: the events without one).
 
     Returns:
-        The roots of all threads (ranks, processes and threads kept apart).
+        The roots of the rank's threads (processes and threads kept apart).
     """
-    rows = read_events(trace, _NODES_SQL)
+    rows = query_file(events, _NODES_SQL, [rank])
     roots: list[Node] = []
     owner: dict[int, Node] = {}
     for _thread, group in groupby(rows, key=lambda r: (r[5], r[6], r[7])):
@@ -193,7 +199,7 @@ def build_forest(trace: Trace) -> list[Node]:
         roots.extend(thread_roots)
         owner.update(thread_owner)
     if owner:
-        for call_id, kind, name, dur in read_events(trace, _GPU_SQL):
+        for call_id, kind, name, dur in query_file(events, _GPU_SQL, [rank, rank]):
             if (op := owner.get(call_id)) is not None:
                 op.gpu.append(Launched(kind, name, dur))
     for node in walk(roots):

@@ -4,11 +4,13 @@ A trace that is not ready yet (queued, processing, failed) has no events, so its
 answer empty rather than fail; a ready trace without a dataset raises the reader's error,
 which says to re-index it.
 
-Public surface: `read_events`, `json_int`.
+Public surface: `read_events`, `json_int`, `rows_table`.
 """
 
 from collections.abc import Sequence
 from typing import Any
+
+import pyarrow as pa
 
 from backend.models import Trace, TraceStatus
 from backend.services.datasets import query_events
@@ -30,3 +32,11 @@ def json_int(key: str) -> str:
         f"CASE WHEN json_type(args, '{path}') IN ('BIGINT', 'UBIGINT') "
         f"THEN TRY_CAST(args ->> '{path}' AS BIGINT) END"
     )
+
+
+def rows_table(rows: Sequence[Sequence[Any]], schema: pa.Schema) -> pa.Table:
+    """Rows of Python values (tuples in `schema` order) as an Arrow table of `schema`: how
+    the analyses derived at ingest are written."""
+    columns = list(zip(*rows, strict=True)) if rows else [[] for _ in schema]
+    arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=schema)
