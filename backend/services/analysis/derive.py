@@ -36,8 +36,8 @@ import pyarrow.parquet as pq
 from backend.services.analysis.op_derive import operator_tables
 from backend.services.analysis.op_tree import build_forest, no_gc_pauses
 from backend.services.analysis.stack_tree import stack_tree_table
-from backend.services.datasets import query_file
-from backend.services.datasets.layout import (
+from backend.services.analysis.stored import read_events_file
+from backend.services.datasets import (
     ANALYSES_VERSION,
     ANALYSIS_TABLES,
     TEMP_PREFIX,
@@ -74,7 +74,7 @@ def derive_analyses(events_file: Path, out_dir: Path, part: str) -> Derived:
         The rows written per table and the time taken.
     """
     started = time.perf_counter()
-    ranks: list[int | None] = [r for (r,) in query_file(events_file, _RANKS)]
+    ranks: list[int | None] = [r for (r,) in read_events_file(events_file, _RANKS)]
     ops = operator_tables()
     with no_gc_pauses():
         for rank in ranks:

@@ -14,8 +14,7 @@ from typing import Any
 
 from backend.models import Trace, TraceStatus
 from backend.services.analysis.derive import ensure_analyses
-from backend.services.datasets import events_file, query_file
-from backend.services.datasets.layout import ANALYSIS_TABLES, analysis_glob
+from backend.services.datasets import ANALYSIS_TABLES, analysis_glob, events_file, query_file
 
 
 def query_derived(trace: Trace, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

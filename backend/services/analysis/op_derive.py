@@ -85,20 +85,21 @@ class OperatorTables:
     def add(self, rank: int | None, roots: list[Node]) -> None:
         """Sum one rank's forest; each GPU event counts for every listed op around it."""
         base = ((-1 if rank is None else rank) + 1) << _RANK_SHIFT
-        seq = 0
+        seq, rows = 0, self._rows
         stack: list[tuple[Node, tuple[_Row, ...]]] = [(r, ()) for r in reversed(roots)]
         while stack:
             node, above = stack.pop()
             seq += 1
             if node.kind in LISTED_KINDS:
-                row = self._rows.setdefault(
-                    (rank, node.name, node.shapes), _Row(node.kind, base | seq)
-                )
+                key = (rank, node.name, node.shapes)
+                if (row := rows.get(key)) is None:  # no throwaway _Row per call
+                    row = rows[key] = _Row(node.kind, base | seq)
                 _add_call(row, node)
                 above = (*above, row)
             for g in node.gpu:
                 for r in above:
-                    k = r.kernels.setdefault(g.name, [0, 0, g.kind, base | seq])
+                    if (k := r.kernels.get(g.name)) is None:
+                        k = r.kernels[g.name] = [0, 0, g.kind, base | seq]
                     k[0] = int(k[0]) + 1
                     k[1] = int(k[1]) + g.dur_ns
             stack.extend((c, above) for c in reversed(node.children))

@@ -36,7 +36,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from backend.services.datasets import query_file
+from backend.services.analysis.stored import read_events_file
 from backend.services.timeline import GPU_WORK, LAUNCHED_BY
 
 TREE_KINDS = ("cpu_op", "annotation", "runtime")
@@ -77,6 +77,7 @@ class Node:
     children: list[Node] = field(default_factory=list)
     gpu: list[Launched] = field(default_factory=list)  # launched directly (device self)
     device_total_ns: int = 0
+    device_self_ns: int = 0  # the GPU work in `gpu`, summed by `_device_totals`
 
     @property
     def cpu_total_ns(self) -> int:
@@ -85,10 +86,6 @@ class Node:
     @property
     def cpu_self_ns(self) -> int:
         return self.cpu_total_ns - sum(c.cpu_total_ns for c in self.children)
-
-    @property
-    def device_self_ns(self) -> int:
-        return sum(g.dur_ns for g in self.gpu)
 
 
 @contextmanager
@@ -167,11 +164,13 @@ def _absorb_same_name_child(node: Node) -> None:
 
 
 def _device_totals(node: Node) -> int:
-    """Fill `device_total_ns` bottom-up: own launches plus the children's totals."""
+    """Fill `device_self_ns` (own launches) and `device_total_ns` (plus the children's
+    totals), bottom-up."""
     stack: list[tuple[Node, bool]] = [(node, False)]
     while stack:
         n, done = stack.pop()
         if done:
+            n.device_self_ns = sum(g.dur_ns for g in n.gpu) if n.gpu else 0
             n.device_total_ns = n.device_self_ns + sum(c.device_total_ns for c in n.children)
         else:
             stack.append((n, True))
@@ -191,7 +190,7 @@ def build_forest(events: Path, rank: int | None) -> list[Node]:
     Returns:
         The roots of the rank's threads (processes and threads kept apart).
     """
-    rows = query_file(events, _NODES_SQL, [rank])
+    rows = read_events_file(events, _NODES_SQL, [rank])
     roots: list[Node] = []
     owner: dict[int, Node] = {}
     for _thread, group in groupby(rows, key=lambda r: (r[5], r[6], r[7])):
@@ -199,7 +198,7 @@ def build_forest(events: Path, rank: int | None) -> list[Node]:
         roots.extend(thread_roots)
         owner.update(thread_owner)
     if owner:
-        for call_id, kind, name, dur in query_file(events, _GPU_SQL, [rank, rank]):
+        for call_id, kind, name, dur in read_events_file(events, _GPU_SQL, [rank, rank]):
             if (op := owner.get(call_id)) is not None:
                 op.gpu.append(Launched(kind, name, dur))
     for node in walk(roots):

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from backend.services.analysis.stored import rows_table
-from backend.services.datasets import query_file
+from backend.services.analysis.stored import read_events_file, rows_table
 
 MODULE_PREFIX = "nn.Module: "
 TREES = ("stacks", "modules")
@@ -27,6 +26,7 @@ SELECT kind, name, start_ns, dur_ns, rank, pid, tid FROM {events}
 WHERE kind IN ('python', 'cpu_op') AND rank IS NOT DISTINCT FROM ?
 ORDER BY pid NULLS FIRST, tid NULLS FIRST, start_ns, start_ns + dur_ns DESC, id
 """
+_ANY_FRAME = "SELECT 1 FROM {events} WHERE kind = 'python' LIMIT 1"
 STACK_TREE_SCHEMA = pa.schema(
     [
         pa.field("tree", pa.string(), nullable=False),  # stacks or modules
@@ -92,8 +92,10 @@ def stack_tree_table(events: Path, ranks: list[int | None]) -> pa.Table:
         ranks: the ranks in it, each read on its own so one rank's rows are held at a time.
     """
     trees: dict[str, dict[tuple[str, ...], _Agg]] = {t: {} for t in TREES}
+    if not read_events_file(events, _ANY_FRAME):  # without with_stack: both trees empty
+        ranks = []
     for rank in ranks:
-        rows = query_file(events, _SQL, [rank])
+        rows = read_events_file(events, _SQL, [rank])
         threads = [[r[:4] for r in g] for _, g in groupby(rows, key=lambda r: (r[5], r[6]))]
         del rows
         _sum_paths(threads, False, trees["stacks"])

@@ -20,7 +20,7 @@ from sqlmodel import Session, col
 from backend.core.allocator import pin_mmap_threshold
 from backend.core.config import Settings
 from backend.models import KernelStatRecord, Trace, TraceStatus
-from backend.services.analysis.derive import derive_analyses
+from backend.services.analysis import derive_analyses
 from backend.services.datasets import DatasetWriter, flow_table, remove_trace_datasets
 from backend.services.loading.batches import event_batches
 from backend.services.loading.progress import ProgressReporter
