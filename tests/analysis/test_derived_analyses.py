@@ -123,8 +123,8 @@ def test_parts_merge_to_the_sums_of_the_ranks(
         for p in DDP_FILES
     ]  # fmt: skip
     sums: dict[str, Counter[str]] = {}
-    for rank in alone:
-        for name, row in rank.items():
+    for one in alone:
+        for name, row in one.items():
             sums.setdefault(name, Counter()).update(row)
     assert _by_name(merged) == {n: dict(c) for n, c in sums.items()}
     # From the raw files: an op name that never runs inside a call of its own name has

@@ -1,7 +1,7 @@
 """Reading the analyses derived at ingest (`derive`), merged over a dataset's parts.
 
-SQL passed here names a derived table as `{operators}`, `{op_kernels}`,
-`{op_call_stacks}` or `{stack_tree}` (`layout.ANALYSIS_TABLES`): each is bound to a scan
+SQL passed here names a derived table as `{operators}`, `{rank_splits}`... (every name in
+`layout.ANALYSIS_TABLES`): each is bound to a scan
 of every part's file (`<table>-*.parquet`), so a query's `GROUP BY` merges the parts. A
 dataset written before the tables is derived first, once (`derive.ensure_analyses`). A
 trace that is not ready yet answers no rows, as `stored.read_events` does.

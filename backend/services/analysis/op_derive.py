@@ -106,7 +106,9 @@ class OperatorTables:
 
     def tables(self) -> dict[str, pa.Table]:
         """The part's tables by name (`layout.OPERATORS_TABLE`...)."""
-        ops, kernels, stacks = [], [], []
+        ops: list[tuple[object, ...]] = []
+        kernels: list[tuple[object, ...]] = []
+        stacks: list[tuple[object, ...]] = []
         for (rank, name, shapes), row in self._rows.items():
             ops.append((rank, name, shapes, row.kind, row.first_ord, *row.sums))
             kernels.extend(

@@ -45,6 +45,6 @@ def json_int(key: str) -> str:
 def rows_table(rows: Sequence[Sequence[Any]], schema: pa.Schema) -> pa.Table:
     """Rows of Python values (tuples in `schema` order) as an Arrow table of `schema`: how
     the analyses derived at ingest are written."""
-    columns = list(zip(*rows, strict=True)) if rows else [[] for _ in schema]
+    columns: list[Sequence[Any]] = list(zip(*rows, strict=True)) if rows else [[] for _ in schema]
     arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)]
     return pa.Table.from_arrays(arrays, schema=schema)

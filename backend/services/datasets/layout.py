@@ -110,7 +110,16 @@ FLOW_SCHEMA = pa.schema(
 # a folder with the manifests of every part has all their tables. A dataset whose manifests
 # are missing or of an older version is derived again on first read.
 ANALYSES_VERSION = 1
-ANALYSIS_TABLES = ("operators", "op_kernels", "op_call_stacks", "stack_tree")
+ANALYSIS_TABLES = (
+    "operators",
+    "op_kernels",
+    "op_call_stacks",
+    "stack_tree",
+    "rank_splits",
+    "gpu_segments",
+    "gpu_devices",
+    "comm_kernels",
+)
 _MANIFEST = "analyses-{part}.json"
 
 
