@@ -123,14 +123,24 @@ def main() -> None:
     parser.add_argument("--warm", type=int, default=5)
     parser.add_argument("--routes", default=",".join(ROUTES))
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--data", type=Path, help="keep the ingested trace here; a later run with the same "
+        "folder times the routes on it without ingesting again (old code on a new dataset)",
+    )  # fmt: skip
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_analyses_") as tmp:
-        work = Path(tmp)
-        trace = TRACE if args.ranks == 1 else job_archive(args.ranks, work)
+        work = args.data or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         db = f"sqlite:///{work / 'bench.db'}"
         env = perfdash_env(db, work / "var") | {"PERFDASH_BROKER_URL": ""}
-        perf = str(Path(__file__).resolve().parent)
-        ingest = _run([_INGEST, str(trace), db, str(work / "var"), perf], env)
+        kept = work / "ingest.json"
+        if kept.exists():
+            ingest = json.loads(kept.read_text(encoding="utf-8"))
+        else:
+            trace = TRACE if args.ranks == 1 else job_archive(args.ranks, work)
+            perf = str(Path(__file__).resolve().parent)
+            ingest = _run([_INGEST, str(trace), db, str(work / "var"), perf], env)
+            kept.write_text(json.dumps(ingest), encoding="utf-8")
         rounds = [
             _run([_CHILD, ingest["trace_id"], str(args.warm), args.routes], env)
             for _ in range(args.rounds)
