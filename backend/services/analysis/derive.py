@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 
 from backend.services.analysis.comm_derive import comm_kernel_table
 from backend.services.analysis.gpu_derive import gpu_tables
+from backend.services.analysis.memory_derive import memory_tables
 from backend.services.analysis.op_derive import operator_tables
 from backend.services.analysis.op_tree import build_forest, no_gc_pauses
 from backend.services.analysis.stack_tree import stack_tree_table
@@ -86,6 +87,7 @@ def derive_analyses(events_file: Path, out_dir: Path, part: str) -> Derived:
             "stack_tree": stack_tree_table(events_file, ranks),
             **gpu_tables(events_file),
             "comm_kernels": comm_kernel_table(events_file),
+            **memory_tables(events_file),
         }
     for table, rows in tables.items():
         pq.write_table(rows, analysis_file(out_dir, table, part), compression="zstd")

@@ -109,7 +109,7 @@ FLOW_SCHEMA = pa.schema(
 # manifest `analyses-<part>.json` (its version and timing) is written after its tables, so
 # a folder with the manifests of every part has all their tables. A dataset whose manifests
 # are missing or of an older version is derived again on first read.
-ANALYSES_VERSION = 2  # 2: the GPU, rank and collective tables
+ANALYSES_VERSION = 3  # 2: the GPU, rank and collective tables; 3: memory by op
 ANALYSIS_TABLES = (
     "operators",
     "op_kernels",
@@ -119,6 +119,9 @@ ANALYSIS_TABLES = (
     "gpu_segments",
     "gpu_devices",
     "comm_kernels",
+    "memory_ops",
+    "memory_peak",
+    "memory_devices",
 )
 _MANIFEST = "analyses-{part}.json"
 
