@@ -11,7 +11,8 @@ Old against new: run this script with the code to measure first on PYTHONPATH, e
 `PYTHONPATH=/work/main python perf/bench_analyses.py` for main's numbers, then from this
 checkout; the script itself only uses `_bench` and the HTTP API.
 
-    python perf/bench_analyses.py [--ranks 8] [--rounds 3] [--warm 5] [--out file.json]
+    python perf/bench_analyses.py [--ranks 8] [--scale 4] [--rounds 3] [--warm 5]
+        [--data DIR] [--out file.json]
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _bench import REPO, TRACE, perfdash_env
+from _bench import REPO, TRACE, perfdash_env, scaled_trace
 
 ROUTES = (
     "operators",
@@ -82,9 +83,9 @@ print(json.dumps({"trace_id": trace_id, "ingest_s": seconds, "events": events,
 """
 
 
-def job_archive(ranks: int, folder: Path) -> Path:
+def job_archive(ranks: int, folder: Path, base: Path = TRACE) -> Path:
     """The base trace as an N-rank job: one tar of N rank files, ranks rewritten."""
-    doc = json.loads(gzip.decompress(TRACE.read_bytes()))
+    doc = json.loads(gzip.decompress(base.read_bytes()))
     out = folder / f"job_{ranks}ranks.tar"
     with tarfile.open(out, "w") as tar:
         for rank in range(ranks):
@@ -119,6 +120,10 @@ def _run(code: list[str], env: dict[str, str]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ranks", type=int, default=1)
+    parser.add_argument(
+        "--scale", type=int, default=1, help="each rank is the base trace repeated this many "
+        "times (`_bench.scaled_trace`; 4: 745k events a rank, 8 ranks = the issue's 6M job)",
+    )  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warm", type=int, default=5)
     parser.add_argument("--routes", default=",".join(ROUTES))
@@ -137,7 +142,8 @@ def main() -> None:
         if kept.exists():
             ingest = json.loads(kept.read_text(encoding="utf-8"))
         else:
-            trace = TRACE if args.ranks == 1 else job_archive(args.ranks, work)
+            base = scaled_trace(args.scale)
+            trace = base if args.ranks == 1 else job_archive(args.ranks, work, base)
             perf = str(Path(__file__).resolve().parent)
             ingest = _run([_INGEST, str(trace), db, str(work / "var"), perf], env)
             kept.write_text(json.dumps(ingest), encoding="utf-8")
@@ -149,6 +155,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d"),
         "code": str(_code()),
         "ranks": args.ranks,
+        "scale": args.scale,
         **{k: ingest[k] for k in ("events", "ingest_s", "derive_s")},
         "routes": {
             route: {

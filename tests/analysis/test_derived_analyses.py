@@ -2,9 +2,10 @@
 first read for a dataset written before them.
 
 Parts: the real 2-rank DDP job's events split by rank into two files (rank 1's ids moved
-by an offset, as a partitioned ingest may number them), each derived as its own part; the
-merged `/operators` must equal the sums of each rank file ingested alone, and, per op name,
-the raw files' CPU time of every call of an op name that never nests in itself.
+by an offset, as a partitioned ingest may number them), each derived as its own part; every
+route must answer as from the one part (collectives pair kernels across the parts), and the
+merged `/operators` must equal the sums of each rank file ingested alone and, per op name,
+the raw files' calls and CPU time for every op name that never nests in itself.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from sqlmodel import Session
 from backend.core.config import Settings
 from backend.models import Trace
 from backend.services.analysis.derive import derive_analyses
+from backend.services.datasets import ANALYSIS_TABLES
 from backend.services.loading.pipeline import ingest_trace
 from tests.factories import Ingest, upload, upload_and_ingest
 from tests.timeline.raw_chrome import raw_events, read_doc
@@ -32,6 +34,17 @@ from tests.timeline.raw_chrome import raw_events, read_doc
 DDP = Path(__file__).resolve().parents[1] / "data" / "ddp"
 DDP_FILES = [DDP / f"ddp_rank{rank}.pt.trace.json.gz" for rank in (0, 1)]
 SQLITE_ONLY = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+# Every route answered from the derived tables.
+ROUTES = (
+    "operators?limit=5000",
+    "operators?group=shape&limit=5000",
+    "operators/stacks",
+    "steps/breakdown",
+    "ranks",
+    "collectives",
+    "memory/ops",
+    "memory/peak",
+)
 FIELDS = ("count", "cpu_total_ns", "cpu_self_ns", "device_total_ns", "device_self_ns")
 
 
@@ -43,16 +56,14 @@ def _folder(engine: Engine, settings: Settings, trace_id: str) -> Path:
 
 
 def _derived(folder: Path) -> list[str]:
-    return sorted(
-        p.name for p in folder.iterdir() if p.name.startswith(("analyses-", "op", "stack_tree-"))
-    )
+    tables = tuple(f"{t}-" for t in ANALYSIS_TABLES)
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(("analyses-", *tables)))
 
 
-def _get(client: TestClient, trace_id: str, path: str, **params: Any) -> dict[str, Any]:
+def _get(client: TestClient, trace_id: str, path: str, **params: Any) -> Any:
     response = client.get(f"/api/v1/traces/{trace_id}/{path}", params=params)
     assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
+    return response.json()
 
 
 def _job(client: TestClient, engine: Engine, settings: Settings) -> str:
@@ -67,7 +78,7 @@ def test_a_dataset_without_the_tables_is_derived_once_on_first_read(
     client: TestClient, ingest: Ingest, engine: Engine, settings: Settings
 ) -> None:
     tid = ingest(DDP_FILES[0])
-    before = {p: _get(client, tid, p, limit=5000) for p in ("operators", "operators/stacks")}
+    before = {p: _get(client, tid, p) for p in ROUTES}
     folder = _folder(engine, settings, tid)
     written = _derived(folder)
     assert "analyses-0.json" in written and "operators-0.parquet" in written
@@ -75,15 +86,15 @@ def test_a_dataset_without_the_tables_is_derived_once_on_first_read(
         (folder / name).unlink()
     answers: list[dict[str, Any]] = []
     threads = [
-        threading.Thread(target=lambda: answers.append(_get(client, tid, "operators", limit=5000)))
+        threading.Thread(target=lambda: answers.append(_get(client, tid, ROUTES[0])))
         for _ in range(4)
     ]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert answers == [before["operators"]] * 4
-    assert _get(client, tid, "operators/stacks", limit=5000) == before["operators/stacks"]
+    assert answers == [before[ROUTES[0]]] * 4
+    assert {p: _get(client, tid, p) for p in ROUTES} == before
     assert _derived(folder) == written
     assert not [p for p in folder.iterdir() if p.name.startswith(".tmp-")]
 
@@ -113,10 +124,10 @@ def test_parts_merge_to_the_sums_of_the_ranks(
     client: TestClient, engine: Engine, settings: Settings
 ) -> None:
     job = _job(client, engine, settings)
-    whole = _get(client, job, "operators", limit=5000)
+    whole = {p: _get(client, job, p) for p in ROUTES}
     _split_by_rank(_folder(engine, settings, job))
-    merged = _get(client, job, "operators", limit=5000)
-    assert merged == whole
+    assert {p: _get(client, job, p) for p in ROUTES} == whole  # collectives pair across parts
+    merged = whole[ROUTES[0]]
     alone = [
         _by_name(_get(client, upload_and_ingest(client, engine, settings, p), "operators",
                       limit=5000))
