@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from backend.services.analysis.stored import read_events_file, rows_table
+from backend.services.analysis.stored import counts, read_events_file, rows_table
 from ingest.classify import is_communication_name
 
 COMM_KERNEL_SCHEMA = pa.schema(
@@ -23,9 +23,7 @@ COMM_KERNEL_SCHEMA = pa.schema(
         pa.field("rank", pa.int32()),
         pa.field("device", pa.int32()),
         pa.field("name", pa.string(), nullable=False),
-        pa.field("start_ns", pa.int64(), nullable=False),
-        pa.field("dur_ns", pa.int64(), nullable=False),
-        pa.field("id", pa.int64(), nullable=False),  # the tie break of the start order
+        *counts("start_ns", "dur_ns", "id"),  # id: the tie break of the start order
         pa.field("args", pa.string()),
     ]
 )

@@ -25,7 +25,7 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from backend.services.analysis.gpu_work import NO_RANK, GpuWork, load_gpu_work, split_window
-from backend.services.analysis.stored import rows_table
+from backend.services.analysis.stored import counts, rows_table
 from ingest.summary.timesplit import Category
 
 EXCLUSIVE = ("compute_ns", "communication_ns", "memcpy_ns", "memset_ns")  # segment labels
@@ -34,12 +34,8 @@ RANK_SPLIT_SCHEMA = pa.schema(
         pa.field("rank", pa.int32()),
         pa.field("device", pa.int64()),  # the unit's device, without ranks; else null
         pa.field("devices", pa.list_(pa.int64()), nullable=False),
-        pa.field("start_ns", pa.int64(), nullable=False),
-        pa.field("end_ns", pa.int64(), nullable=False),
-        pa.field("span_ns", pa.int64(), nullable=False),
-        *(pa.field(c, pa.int64(), nullable=False) for c in EXCLUSIVE),
-        pa.field("idle_ns", pa.int64(), nullable=False),
-        pa.field("comm_compute_overlap_ns", pa.int64(), nullable=False),
+        *counts("start_ns", "end_ns", "span_ns", *EXCLUSIVE, "idle_ns"),
+        *counts("comm_compute_overlap_ns"),
         pa.field("comm_compute_overlap_pct", pa.float64()),
     ]
 )
@@ -47,8 +43,7 @@ GPU_SEGMENT_SCHEMA = pa.schema(
     [
         pa.field("rank", pa.int32(), nullable=False),  # NO_RANK: none
         pa.field("device", pa.int64(), nullable=False),  # -1: unknown
-        pa.field("start_ns", pa.int64(), nullable=False),
-        pa.field("end_ns", pa.int64(), nullable=False),
+        *counts("start_ns", "end_ns"),
         pa.field("label", pa.int8(), nullable=False),  # index into EXCLUSIVE
     ]
 )

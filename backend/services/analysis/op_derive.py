@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from backend.services.analysis.op_tree import Node
-from backend.services.analysis.stored import rows_table
+from backend.services.analysis.stored import counts, rows_table
 
 LISTED_KINDS = ("cpu_op", "annotation")
 _RANK_SHIFT = 40  # first_ord = (rank + 1) << 40 | walk position: ranks in order, no rank first
@@ -37,12 +37,8 @@ OPERATOR_SCHEMA = pa.schema(
     [
         *_KEY,
         pa.field("kind", pa.string(), nullable=False),
-        pa.field("first_ord", pa.int64(), nullable=False),
-        pa.field("count", pa.int64(), nullable=False),
-        pa.field("cpu_total_ns", pa.int64(), nullable=False),
-        pa.field("cpu_self_ns", pa.int64(), nullable=False),
-        pa.field("device_total_ns", pa.int64(), nullable=False),
-        pa.field("device_self_ns", pa.int64(), nullable=False),
+        *counts("first_ord", "count", "cpu_total_ns", "cpu_self_ns"),
+        *counts("device_total_ns", "device_self_ns"),
     ]
 )
 OP_KERNEL_SCHEMA = pa.schema(
@@ -50,17 +46,14 @@ OP_KERNEL_SCHEMA = pa.schema(
         *_KEY,
         pa.field("kernel", pa.string(), nullable=False),
         pa.field("kind", pa.string(), nullable=False),
-        pa.field("first_ord", pa.int64(), nullable=False),
-        pa.field("count", pa.int64(), nullable=False),
-        pa.field("total_ns", pa.int64(), nullable=False),
+        *counts("first_ord", "count", "total_ns"),
     ]
 )
 OP_CALL_STACK_SCHEMA = pa.schema(
     [
         *_KEY,
         pa.field("frames", pa.list_(pa.string()), nullable=False),
-        pa.field("count", pa.int64(), nullable=False),
-        pa.field("cpu_total_ns", pa.int64(), nullable=False),
+        *counts("count", "cpu_total_ns"),
     ]
 )
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from backend.services.analysis.stored import read_events_file, rows_table
+from backend.services.analysis.stored import counts, read_events_file, rows_table
 
 MODULE_PREFIX = "nn.Module: "
 TREES = ("stacks", "modules")
@@ -31,9 +31,7 @@ STACK_TREE_SCHEMA = pa.schema(
     [
         pa.field("tree", pa.string(), nullable=False),  # stacks or modules
         pa.field("path", pa.list_(pa.string()), nullable=False),
-        pa.field("total_ns", pa.int64(), nullable=False),
-        pa.field("count", pa.int64(), nullable=False),
-        pa.field("child_total_ns", pa.int64(), nullable=False),
+        *counts("total_ns", "count", "child_total_ns"),
     ]
 )
 

@@ -4,7 +4,7 @@ A trace that is not ready yet (queued, processing, failed) has no events, so its
 answer empty rather than fail; a ready trace without a dataset raises the reader's error,
 which says to re-index it.
 
-Public surface: `read_events`, `read_events_file`, `json_int`, `rows_table`.
+Public surface: `read_events`, `read_events_file`, `json_int`, `rows_table`, `counts`.
 """
 
 from collections.abc import Sequence
@@ -48,3 +48,8 @@ def rows_table(rows: Sequence[Sequence[Any]], schema: pa.Schema) -> pa.Table:
     columns: list[Sequence[Any]] = list(zip(*rows, strict=True)) if rows else [[] for _ in schema]
     arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)]
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def counts(*names: str) -> list[pa.Field]:
+    """Non-null int64 fields (counts, ns, bytes) of a derived table's schema."""
+    return [pa.field(name, pa.int64(), nullable=False) for name in names]
