@@ -158,10 +158,10 @@ def _attribute(
     for eid, t, thread in rows:
         by_thread[thread].append((t, eid))
     out: dict[int, OpRef] = {}
-    for thread, events in by_thread.items():
-        events.sort()
+    for thread, held in by_thread.items():
+        held.sort()
         spans = ops.get(thread, [])
-        for (_, eid), open_ in zip(events, _innermost(spans, [t for t, _ in events]), strict=True):
+        for (_, eid), open_ in zip(held, _innermost(spans, [t for t, _ in held]), strict=True):
             if open_:
                 sid, name, start, _, kind = open_[-1]
                 out[eid] = OpRef(sid, name, start, thread, kind)

@@ -86,9 +86,10 @@ def _target(session: Session, trace_id: str, rank: int | None, device: int | Non
             + f"; devices with memory events: {listed} (-1 is host memory)"
         )
     stacks = query_derived(trace, _STACKS)
-    first = chosen[0] if chosen else None
-    totals = dict(zip(DEVICE_FIELDS, first[2:], strict=True)) if first else {}
-    return _Target(trace, devices, first and first[0], first and first[1], totals,
+    if not chosen:
+        return _Target(trace, devices, None, None, {}, bool(stacks and stacks[0][0]))
+    rank_, device_, *totals = chosen[0]
+    return _Target(trace, devices, rank_, device_, dict(zip(DEVICE_FIELDS, totals, strict=True)),
                    bool(stacks and stacks[0][0]))  # fmt: skip
 
 
