@@ -68,7 +68,9 @@ def _op_rows(blocks: DeviceBlocks, by_stack: bool) -> dict[Key, list[int]]:
     rows: dict[Key, list[int]] = {}
 
     def row(key: Key) -> list[int]:
-        return rows.setdefault(key, [0] * len(OP_FIELDS))
+        if (found := rows.get(key)) is None:  # no throwaway list per event
+            found = rows[key] = [0] * len(OP_FIELDS)
+        return found
 
     for b in blocks.blocks:
         r = row(_key(b.op, blocks, by_stack))

@@ -105,7 +105,7 @@ def no_gc_pauses() -> Iterator[None]:
 
 def op_name(name: str) -> str:
     """The name key_averages groups under (`ProfilerStep#3` -> `ProfilerStep*`)."""
-    return "ProfilerStep*" if _STEP.match(name) else name
+    return "ProfilerStep*" if name.startswith("ProfilerStep#") and _STEP.match(name) else name
 
 
 _NODES_SQL = f"""
@@ -163,19 +163,12 @@ def _absorb_same_name_child(node: Node) -> None:
         node.children, node.gpu = child.children, child.gpu
 
 
-def _device_totals(node: Node) -> int:
+def _device_totals(preorder: list[Node]) -> None:
     """Fill `device_self_ns` (own launches) and `device_total_ns` (plus the children's
-    totals), bottom-up."""
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        n, done = stack.pop()
-        if done:
-            n.device_self_ns = sum(g.dur_ns for g in n.gpu) if n.gpu else 0
-            n.device_total_ns = n.device_self_ns + sum(c.device_total_ns for c in n.children)
-        else:
-            stack.append((n, True))
-            stack.extend((c, False) for c in n.children)
-    return node.device_total_ns
+    totals): in reverse preorder every child comes before its parent."""
+    for n in reversed(preorder):
+        n.device_self_ns = sum(g.dur_ns for g in n.gpu) if n.gpu else 0
+        n.device_total_ns = n.device_self_ns + sum(c.device_total_ns for c in n.children)
 
 
 def build_forest(events: Path, rank: int | None) -> list[Node]:
@@ -201,10 +194,11 @@ def build_forest(events: Path, rank: int | None) -> list[Node]:
         for call_id, kind, name, dur in read_events_file(events, _GPU_SQL, [rank, rank]):
             if (op := owner.get(call_id)) is not None:
                 op.gpu.append(Launched(kind, name, dur))
-    for node in walk(roots):
+    nodes = walk(roots)
+    for node in nodes:
         _absorb_same_name_child(node)
-    for root in roots:
-        _device_totals(root)
+    # an absorbed child stays in `nodes`, after its parent, whose children it now shares
+    _device_totals(nodes)
     return roots
 
 
