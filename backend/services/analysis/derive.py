@@ -85,7 +85,7 @@ def derive_analyses(events_file: Path, out_dir: Path, part: str) -> Derived:
         tables: dict[str, pa.Table] = {
             **ops.tables(),
             "stack_tree": stack_tree_table(events_file, ranks),
-            **gpu_tables(events_file),
+            **gpu_tables(events_file, ranks),
             "comm_kernels": comm_kernel_table(events_file),
             **memory_tables(events_file),
         }

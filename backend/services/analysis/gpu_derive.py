@@ -106,26 +106,26 @@ def _segments(work: GpuWork) -> tuple[NDArray[np.int64], NDArray[np.int64], NDAr
     return start[first], end[last], label[first]
 
 
-def gpu_tables(events: Path) -> dict[str, pa.Table]:
+def gpu_tables(events: Path, ranks: list[int | None]) -> dict[str, pa.Table]:
     """The part's rank_splits, gpu_segments and gpu_devices tables.
 
     Args:
         events: one events file holding whole ranks.
+        ranks: the ranks in it, each read on its own so one rank's GPU work is held at a time.
     """
-    work = load_gpu_work(events)
-    splits = [_split_row(unit, mine) for unit, mine in _units(work)]
+    splits: list[tuple[object, ...]] = []
     columns: list[list[NDArray[np.int64]]] = [[], [], [], [], []]
     devices: list[tuple[int, int]] = []
-    for rank in sorted(set(work.rank.tolist())):
-        mine = work.of(None if rank == NO_RANK else rank)
-        for device in mine.devices():
-            devices.append((rank, device))
-            start, end, label = _segments(mine.of(None if rank == NO_RANK else rank, device))
-            for column, values in zip(
-                columns,
-                (np.full(len(start), rank), np.full(len(start), device), start, end, label),
-                strict=True,
-            ):
+    for rank in ranks:
+        work = load_gpu_work(events, rank)
+        splits.extend(_split_row(unit, mine) for unit, mine in _units(work))
+        code = NO_RANK if rank is None else rank
+        for device in work.devices():
+            devices.append((code, device))
+            start, end, label = _segments(work.of(rank, device))
+            n = len(start)
+            found = (np.full(n, code), np.full(n, device), start, end, label)
+            for column, values in zip(columns, found, strict=True):
                 column.append(values)
     segments = pa.Table.from_arrays(
         [

@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from numpy.typing import NDArray
 from sqlmodel import Session
 
 from backend.models import Trace, TraceStatus
+from backend.services.datasets import arrow_of_file
 from backend.services.errors import InvalidInputError
 from backend.services.traces import get_trace
 from ingest.classify import copy_kind, is_communication_name
@@ -28,6 +27,13 @@ from ingest.summary.timesplit import Category, split_device
 
 NO_RANK = -1  # the rank column of events without one (single-process traces); device too
 _HOST = {"HtoD", "DtoH"}
+_SQL = (
+    "SELECT COALESCE(rank, -1) AS rank, COALESCE(device, -1) AS device, kind, name, "
+    "start_ns, start_ns + dur_ns AS end_ns, "
+    "kind = 'kernel' AND args IS NOT NULL AND args LIKE '%\"Collective name\"%' AS collective "
+    "FROM {events} WHERE kind IN ('kernel', 'memcpy', 'memset') "
+    "AND rank IS NOT DISTINCT FROM ? ORDER BY start_ns, id"
+)
 
 
 @dataclass
@@ -75,33 +81,25 @@ def _category(key: str) -> int:
     return Category.COMMUNICATION if is_communication_name(name) else Category.COMPUTE
 
 
-def load_gpu_work(events: Path) -> GpuWork:
-    """Every kernel, memcpy and memset of one events file, as columns (Arrow, no Python
-    object per event; one category lookup per distinct name)."""
-    table = pq.read_table(
-        events,
-        columns=["id", "kind", "name", "start_ns", "dur_ns", "rank", "device", "args"],
-        filters=[("kind", "in", ["kernel", "memcpy", "memset"])],
-    ).sort_by([("start_ns", "ascending"), ("id", "ascending")])
+def load_gpu_work(events: Path, rank: int | None) -> GpuWork:
+    """Every kernel, memcpy and memset of one rank in one events file, as columns (Arrow
+    from DuckDB, no Python object per event; one category lookup per distinct name)."""
+    quoted = str(events).replace("'", "''")
+    table = arrow_of_file(events, _SQL.replace("{events}", f"read_parquet('{quoted}')"), [rank])
     if table.num_rows == 0:
         return GpuWork()
     key = pc.binary_join_element_wise(table["kind"], table["name"], "\0")
     keys = pc.dictionary_encode(key).combine_chunks()
     per_key = np.array([_category(k) for k in keys.dictionary.to_pylist()], dtype=np.int64)
     category = per_key[keys.indices.to_numpy(zero_copy_only=False)]
-    collective = pc.and_kleene(
-        pc.equal(table["kind"], "kernel"), pc.match_substring(table["args"], '"Collective name"')
-    )
-    category[pc.fill_null(collective, False).to_numpy(zero_copy_only=False)] = (
-        Category.COMMUNICATION
-    )
+    collective = table["collective"].to_numpy(zero_copy_only=False).astype(bool)
+    category[collective] = Category.COMMUNICATION
 
-    def column(name: str, missing: int = NO_RANK) -> NDArray[np.int64]:
-        values = pc.fill_null(table[name].cast(pa.int64()), missing)
-        return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64)
+    def column(name: str) -> NDArray[np.int64]:
+        return np.asarray(table[name].to_numpy(zero_copy_only=False), dtype=np.int64)
 
-    end = column("start_ns") + column("dur_ns")
-    return GpuWork(column("rank"), column("device"), category, column("start_ns"), end)
+    return GpuWork(column("rank"), column("device"), category, column("start_ns"),
+                   column("end_ns"))  # fmt: skip
 
 
 def split_window(work: GpuWork, lo: int, hi: int) -> TimeSplit:

@@ -19,6 +19,7 @@ from backend.services.datasets.layout import (
 )
 from backend.services.datasets.reader import (
     arrow_batches_of_events,
+    arrow_of_file,
     batches_of_events,
     events_file,
     flows_file,
@@ -40,6 +41,7 @@ __all__ = [
     "analysis_file",
     "analysis_glob",
     "arrow_batches_of_events",
+    "arrow_of_file",
     "batches_of_events",
     "events_file",
     "flow_table",
