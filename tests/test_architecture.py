@@ -42,7 +42,7 @@ SERVICE_DEPENDENCIES: dict[str, set[str]] = {
     "series": {"errors"},
     "timeline": {"datasets", "traces", "errors"},
     "analysis": {"datasets", "timeline", "traces", "errors"},
-    "loading": {"datasets", "timeline", "traces", "errors"},
+    "loading": {"analysis", "datasets", "timeline", "traces", "errors"},
     "query": {"datasets", "traces", "errors"},
     "slas": {"series", "outbox", "errors"},
     "metrics": {"slas", "series", "outbox", "errors"},

@@ -6,12 +6,14 @@ Public surface: `compute_roofline`, `compute_memory`, `compute_findings`, `compu
 `compute_memory_peak`, `compute_operators`,
 `compute_stacks`, `compute_compile`, `read_snapshot_summary`, `read_snapshot_segments`,
 `read_snapshot_fragmentation`, `read_snapshot_timeline`, `read_snapshot_stacks`,
-`read_snapshot_phases`.
+`read_snapshot_phases`, `derive_analyses` (the tables the analyses answer from, written
+at ingest).
 """
 
 from backend.services.analysis.collectives import compute_collectives
 from backend.services.analysis.compare import compute_compare
 from backend.services.analysis.compile_phases import compute_compile
+from backend.services.analysis.derive import derive_analyses
 from backend.services.analysis.findings import compute_findings
 from backend.services.analysis.graphs import compute_graphs
 from backend.services.analysis.memory import compute_memory
@@ -49,6 +51,7 @@ __all__ = [
     "compute_roofline",
     "compute_stacks",
     "compute_step_breakdown",
+    "derive_analyses",
     "read_snapshot_fragmentation",
     "read_snapshot_phases",
     "read_snapshot_segments",

@@ -32,9 +32,8 @@ from sqlmodel import Session
 
 from backend.models import Trace
 from backend.models.ranks import CollectiveRow, CollectivesPublic
+from backend.services.analysis.derived import query_derived
 from backend.services.analysis.gpu_work import ready
-from backend.services.analysis.stored import read_events
-from ingest.classify import is_communication_name
 from ingest.summary.comm import DTYPE_BYTES, collective_of
 
 COLLECTIVE_RULE = (
@@ -46,14 +45,8 @@ COLLECTIVE_RULE = (
 _ALGO = re.compile(r"_(RING|TREE|COLLNET_DIRECT|COLLNET_CHAIN|COLLNET|NVLS_TREE|NVLS|PAT)_"
                    r"(LL128|LL|SIMPLE)(?=_|\(|$)", re.IGNORECASE)  # fmt: skip
 Unit = tuple[int | None, int | None]  # (rank, None), or (None, device) without ranks
-_NAMES = "SELECT DISTINCT name FROM {events} WHERE kind = 'kernel'"
-_SQL = (
-    "SELECT rank, device, name, start_ns, dur_ns, "
-    "CASE WHEN args LIKE '%\"Collective name\"%' THEN args END "
-    "FROM {events} WHERE kind = 'kernel' "
-    "AND (name IN (SELECT unnest(?)) OR args LIKE '%\"Collective name\"%') "
-    "ORDER BY start_ns, id"
-)
+# The parts' communication kernels (`comm_derive`), in start order over the whole trace.
+_SQL = "SELECT rank, device, name, start_ns, dur_ns, args FROM {comm_kernels} ORDER BY start_ns, id"
 
 
 def busbw_factor(collective: str, n: int | None) -> float | None:
@@ -131,8 +124,7 @@ class Instances:
 
 def collective_instances(trace: Trace) -> Instances:
     """Every communication kernel, paired across ranks by name and ordinal, with its wait."""
-    names = [n for (n,) in read_events(trace, _NAMES) if is_communication_name(n)]
-    kernels = [_kernel(*row) for row in read_events(trace, _SQL, [names])]
+    kernels = [_kernel(*row) for row in query_derived(trace, _SQL)]
     groups: dict[tuple[str, int], list[int]] = defaultdict(list)
     seen: dict[tuple[Unit, str], int] = defaultdict(int)
     for i, k in enumerate(kernels):  # rows come by start

@@ -1,37 +1,38 @@
 """A trace's GPU work as columns, and the exclusive time split of any window of it.
 
-Every kernel, memcpy and memset is read once from the stored events with its rank, device
-and category; `split_window` then sweeps the part of them inside [lo, hi) with the
-summary's own sweep (`ingest.summary.timesplit.split_device`), so a step, a rank and the
-Overview split time the same way: compute first, then communication, memcpy, memset; the
-rest of the window is idle.
+Every kernel, memcpy and memset is read once from an events file (at ingest, `gpu_derive`)
+with its rank, device and category; `split_window` then sweeps the part of them inside
+[lo, hi) with the summary's own sweep (`ingest.summary.timesplit.split_device`), so a
+rank and the Overview split time the same way: compute first, then communication, memcpy,
+memset; the rest of the window is idle.
 
 Public surface: `GpuWork`, `load_gpu_work`, `split_window`, `ready`.
 """
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import NDArray
 from sqlmodel import Session
 
 from backend.models import Trace, TraceStatus
-from backend.services.datasets import arrow_batches_of_events
+from backend.services.datasets import arrow_of_file
 from backend.services.errors import InvalidInputError
 from backend.services.traces import get_trace
 from ingest.classify import copy_kind, is_communication_name
 from ingest.summary.shape import TimeSplit
 from ingest.summary.timesplit import Category, split_device
 
-NO_RANK = -1  # the rank column of events without one (single-process traces)
+NO_RANK = -1  # the rank column of events without one (single-process traces); device too
 _HOST = {"HtoD", "DtoH"}
 _SQL = (
-    "SELECT COALESCE(rank, -1) AS rank, COALESCE(device, -1) AS device, "
-    "kind || chr(0) || name AS key, start_ns, start_ns + dur_ns AS end_ns, "
+    "SELECT COALESCE(rank, -1) AS rank, COALESCE(device, -1) AS device, kind, name, "
+    "start_ns, start_ns + dur_ns AS end_ns, "
     "kind = 'kernel' AND args IS NOT NULL AND args LIKE '%\"Collective name\"%' AS collective "
-    "FROM {events} WHERE kind IN ('kernel', 'memcpy', 'memset') ORDER BY start_ns, id"
+    "FROM {events} WHERE kind IN ('kernel', 'memcpy', 'memset') "
+    "AND rank IS NOT DISTINCT FROM ? ORDER BY start_ns, id"
 )
 
 
@@ -80,13 +81,15 @@ def _category(key: str) -> int:
     return Category.COMMUNICATION if is_communication_name(name) else Category.COMPUTE
 
 
-def load_gpu_work(trace: Trace) -> GpuWork:
-    """Every kernel, memcpy and memset of the trace, as columns (Arrow from DuckDB, no
-    Python object per event; one category lookup per distinct name)."""
-    table = pa.Table.from_batches(list(arrow_batches_of_events(trace, _SQL, size=1 << 20)))
+def load_gpu_work(events: Path, rank: int | None) -> GpuWork:
+    """Every kernel, memcpy and memset of one rank in one events file, as columns (Arrow
+    from DuckDB, no Python object per event; one category lookup per distinct name)."""
+    quoted = str(events).replace("'", "''")
+    table = arrow_of_file(events, _SQL.replace("{events}", f"read_parquet('{quoted}')"), [rank])
     if table.num_rows == 0:
         return GpuWork()
-    keys = pc.dictionary_encode(table["key"]).combine_chunks()
+    key = pc.binary_join_element_wise(table["kind"], table["name"], "\0")
+    keys = pc.dictionary_encode(key).combine_chunks()
     per_key = np.array([_category(k) for k in keys.dictionary.to_pylist()], dtype=np.int64)
     category = per_key[keys.indices.to_numpy(zero_copy_only=False)]
     collective = table["collective"].to_numpy(zero_copy_only=False).astype(bool)

@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from backend.models import Trace
-from backend.services.analysis.stored import json_int, read_events
+from backend.services.analysis.stored import json_int, read_events_file
 
 HOST = -1  # the device number of host memory, as Kineto writes its `Device Id`
 
@@ -109,9 +109,9 @@ class DeviceBlocks:
     stacks: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
 
-def devices_with_memory(trace: Trace) -> list[tuple[int | None, int]]:
+def devices_with_memory(events: Path) -> list[tuple[int | None, int]]:
     """(rank, device) pairs with memory events, GPUs first in order, host (-1) last."""
-    return [(r, int(d)) for r, d in read_events(trace, _DEVICES_SQL)]
+    return [(r, int(d)) for r, d in read_events_file(events, _DEVICES_SQL)]
 
 
 def _innermost(spans: list[Span], times: Iterable[int]) -> Iterator[list[Span]]:
@@ -135,9 +135,9 @@ def _innermost(spans: list[Span], times: Iterable[int]) -> Iterator[list[Span]]:
 
 
 def _spans_by_thread(
-    trace: Trace, kinds: Sequence[str], rank: int | None, device: int, lo: int, hi: int
+    events: Path, kinds: Sequence[str], rank: int | None, device: int, lo: int, hi: int
 ) -> dict[Thread, list[Span]]:
-    rows = read_events(trace, _SPANS_SQL, (rank, device, list(kinds), rank, hi, lo))
+    rows = read_events_file(events, _SPANS_SQL, (rank, device, list(kinds), rank, hi, lo))
     out: dict[Thread, list[Span]] = defaultdict(list)
     for eid, name, start, end, pid, tid, kind in rows:
         out[(pid, tid)].append((eid, name, start, end, kind))
@@ -147,21 +147,21 @@ def _spans_by_thread(
 
 
 def _attribute(
-    trace: Trace, rank: int | None, device: int, rows: list[tuple[int, int, Thread]]
+    events: Path, rank: int | None, device: int, rows: list[tuple[int, int, Thread]]
 ) -> dict[int, OpRef]:
     """Event id -> the innermost op holding it, for the events (id, t, thread) given."""
     if not rows:
         return {}
     lo, hi = min(r[1] for r in rows), max(r[1] for r in rows)
-    ops = _spans_by_thread(trace, OP_KINDS, rank, device, lo, hi)
+    ops = _spans_by_thread(events, OP_KINDS, rank, device, lo, hi)
     by_thread: dict[Thread, list[tuple[int, int]]] = defaultdict(list)
     for eid, t, thread in rows:
         by_thread[thread].append((t, eid))
     out: dict[int, OpRef] = {}
-    for thread, events in by_thread.items():
-        events.sort()
+    for thread, held in by_thread.items():
+        held.sort()
         spans = ops.get(thread, [])
-        for (_, eid), open_ in zip(events, _innermost(spans, [t for t, _ in events]), strict=True):
+        for (_, eid), open_ in zip(held, _innermost(spans, [t for t, _ in held]), strict=True):
             if open_:
                 sid, name, start, _, kind = open_[-1]
                 out[eid] = OpRef(sid, name, start, thread, kind)
@@ -169,7 +169,7 @@ def _attribute(
 
 
 def _stacks(
-    trace: Trace, rank: int | None, device: int, ops: Iterable[OpRef]
+    events: Path, rank: int | None, device: int, ops: Iterable[OpRef]
 ) -> dict[int, tuple[str, ...]]:
     """Op id -> the Python frames open at its start on its thread (empty: none recorded)."""
     by_thread: dict[Thread, list[OpRef]] = defaultdict(list)
@@ -178,7 +178,7 @@ def _stacks(
     if not by_thread:
         return {}
     starts = [o.start_ns for ops_ in by_thread.values() for o in ops_]
-    frames = _spans_by_thread(trace, ("python",), rank, device, min(starts), max(starts) + 1)
+    frames = _spans_by_thread(events, ("python",), rank, device, min(starts), max(starts) + 1)
     out: dict[int, tuple[str, ...]] = {}
     for thread, ops_ in by_thread.items():
         ops_.sort(key=lambda o: o.start_ns)
@@ -189,12 +189,12 @@ def _stacks(
 
 
 def load_blocks(
-    trace: Trace, rank: int | None, device: int, *, with_stacks: bool = False
+    events: Path, rank: int | None, device: int, *, with_stacks: bool = False
 ) -> DeviceBlocks:
     """The device's allocations, paired with their frees by address and attributed to ops."""
-    rows = read_events(trace, _MEMORY_SQL, (rank, device))
+    rows = read_events_file(events, _MEMORY_SQL, (rank, device))
     result = DeviceBlocks(rank=rank, device=device, events=len(rows))
-    owners = _attribute(trace, rank, device, [(r[0], r[1], (r[2], r[3])) for r in rows])
+    owners = _attribute(events, rank, device, [(r[0], r[1], (r[2], r[3])) for r in rows])
     open_: dict[int, Block] = {}
     running, best = 0, None
     for index, (eid, t, _pid, _tid, size, addr, total, reserved) in enumerate(rows):
@@ -225,5 +225,5 @@ def load_blocks(
             b.free_op for b in result.blocks if b.free_op
         ]
         refs += [op for _, _, op in result.unmatched_frees if op]
-        result.stacks = _stacks(trace, rank, device, refs)
+        result.stacks = _stacks(events, rank, device, refs)
     return result

@@ -7,6 +7,9 @@ frees when Python drops the last reference to a tensor outside any range). Group
 stack splits a row by the Python frames open when the op started (`with_stack` traces;
 elsewhere every stack is empty).
 
+The blocks are paired and summed once at ingest, per device and both groupings
+(`memory_derive`); a request reads one device's rows.
+
 Public surface: `compute_memory_ops`, `compute_memory_peak`, `OPS_SORTS`, `OUTSIDE`.
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlmodel import Session
 
@@ -25,18 +29,11 @@ from backend.models.memory_ops import (
     MemoryPeakPublic,
     MemoryPeakRow,
 )
-from backend.services.analysis.memory_blocks import (
-    Block,
-    DeviceBlocks,
-    OpRef,
-    devices_with_memory,
-    load_blocks,
-)
-from backend.services.analysis.stored import read_events
+from backend.services.analysis.derived import query_derived
+from backend.services.analysis.memory_derive import DEVICE_FIELDS, OP_FIELDS
 from backend.services.errors import NotFoundError
 from backend.services.traces import get_trace
 
-OUTSIDE = "(outside any op)"
 NO_MEMORY = (
     "This trace has no memory events: profile with profile_memory=True to record the "
     "allocator's activity."
@@ -50,8 +47,14 @@ OPS_SORTS: dict[str, Callable[[MemoryOpRow], tuple[int | str, ...]]] = {
     "peak_bytes": lambda r: (-r.peak_bytes, r.name),
     "name": lambda r: (r.name,),
 }
-Key = tuple[str, str, tuple[str, ...]]  # kind, name, stack
-KINDS = {"cpu_op": "op", "annotation": "range"}
+_DEVICES = """
+SELECT * FROM {memory_devices} ORDER BY device = -1, device, rank NULLS FIRST
+"""
+_ROWS = """
+SELECT name, kind, stack, * EXCLUDE (rank, device, "group", ord, name, kind, stack)
+FROM {table} WHERE rank IS NOT DISTINCT FROM ? AND device = ? AND "group" = ? ORDER BY ord
+"""
+_STACKS = "SELECT count(*) FROM {stack_tree} WHERE tree = 'stacks'"
 
 
 @dataclass(slots=True)
@@ -60,24 +63,20 @@ class _Target:
     devices: list[MemoryDevice]
     rank: int | None
     device: int | None
+    totals: dict[str, Any]  # DEVICE_FIELDS of the device; empty without memory events
     has_stacks: bool
-
-
-def _blocks_of(target: _Target, with_stacks: bool) -> DeviceBlocks:
-    """The device's allocation blocks (none when the trace has no memory events)."""
-    if target.device is None:
-        return DeviceBlocks(rank=None, device=0)
-    return load_blocks(target.trace, target.rank, target.device, with_stacks=with_stacks)
 
 
 def _target(session: Session, trace_id: str, rank: int | None, device: int | None) -> _Target:
     """The trace and the (rank, device) asked for, or the first with memory events."""
     trace = get_trace(session=session, trace_id=trace_id)
-    pairs = devices_with_memory(trace)
+    found = query_derived(trace, _DEVICES)
+    pairs = [(r[0], r[1]) for r in found]
     devices = [MemoryDevice(rank=r, device=d) for r, d in pairs]
     chosen = [
-        (r, d) for r, d in pairs if (device is None or d == device) and (rank is None or r == rank)
-    ]
+        row for row in found
+        if (device is None or row[1] == device) and (rank is None or row[0] == rank)
+    ]  # fmt: skip
     if pairs and not chosen:
         listed = ", ".join(f"{d}" + ("" if r is None else f" (rank {r})") for r, d in pairs)
         asked = f"device {device}" if device is not None else "any device"
@@ -86,51 +85,26 @@ def _target(session: Session, trace_id: str, rank: int | None, device: int | Non
             + ("" if rank is None else f" of rank {rank}")
             + f"; devices with memory events: {listed} (-1 is host memory)"
         )
-    python = read_events(trace, "SELECT 1 FROM {events} WHERE kind = 'python' LIMIT 1")
-    r, d = chosen[0] if chosen else (None, None)
-    return _Target(trace, devices, r, d, bool(python))
+    stacks = query_derived(trace, _STACKS)
+    if not chosen:
+        return _Target(trace, devices, None, None, {}, bool(stacks and stacks[0][0]))
+    rank_, device_, *totals = chosen[0]
+    return _Target(trace, devices, rank_, device_, dict(zip(DEVICE_FIELDS, totals, strict=True)),
+                   bool(stacks and stacks[0][0]))  # fmt: skip
 
 
-def _key(op: OpRef | None, blocks: DeviceBlocks, by_stack: bool) -> Key:
-    if op is None:
-        return ("none", OUTSIDE, ())
-    return (KINDS[op.kind], op.name, blocks.stacks.get(op.id, ()) if by_stack else ())
+def _rows(target: _Target, table: str, group: str) -> list[tuple[Any, ...]]:
+    if target.device is None:
+        return []
+    sql = _ROWS.replace("{table}", "{" + table + "}")
+    return query_derived(target.trace, sql, [target.rank, target.device, group])
 
 
-def _live_at_peak(block: Block, peak: int) -> bool:
-    return block.index <= peak and (block.free_index is None or block.free_index > peak)
-
-
-def _op_rows(blocks: DeviceBlocks, by_stack: bool) -> list[MemoryOpRow]:
-    rows: dict[Key, MemoryOpRow] = {}
-
-    def row(key: Key) -> MemoryOpRow:
-        if key not in rows:
-            rows[key] = MemoryOpRow(
-                name=key[1], kind=key[0], stack=list(key[2]), allocs=0, alloc_bytes=0,
-                largest_alloc_bytes=0, frees=0, free_bytes=0, self_net_bytes=0,
-                held_bytes=0, peak_bytes=0,
-            )  # fmt: skip
-        return rows[key]
-
-    for b in blocks.blocks:
-        r = row(_key(b.op, blocks, by_stack))
-        r.allocs += 1
-        r.alloc_bytes += b.bytes
-        r.largest_alloc_bytes = max(r.largest_alloc_bytes, b.bytes)
-        r.held_bytes += b.bytes if b.free_index is None else 0
-        r.peak_bytes += b.bytes if _live_at_peak(b, blocks.peak_index) else 0
-        if b.free_index is not None and not b.lost_free:
-            f = row(_key(b.free_op, blocks, by_stack))
-            f.frees += 1
-            f.free_bytes += b.bytes
-    for _, size, op in blocks.unmatched_frees:
-        f = row(_key(op, blocks, by_stack))
-        f.frees += 1
-        f.free_bytes += size
-    for r in rows.values():
-        r.self_net_bytes = r.alloc_bytes - r.free_bytes
-    return list(rows.values())
+def _totals(target: _Target) -> dict[str, Any]:
+    """The device's totals; zeros (and no peak) for a trace without memory events."""
+    if target.totals:
+        return target.totals
+    return {f: 0 for f in DEVICE_FIELDS} | {"peak_t_ns": None, "peak_reserved_bytes": None}
 
 
 def compute_memory_ops(
@@ -150,51 +124,22 @@ def compute_memory_ops(
         NotFoundError: no such trace, or no memory events on the device asked for.
     """
     target = _target(session, trace_id, rank, device)
-    by_stack = group == "stack"
-    blocks = _blocks_of(target, by_stack)
-    rows = sorted(_op_rows(blocks, by_stack), key=OPS_SORTS[sort])
-    freed = [b for b in blocks.blocks if b.free_index is not None and not b.lost_free]
+    items = []
+    for name, kind, stack, *values in _rows(target, "memory_ops", group):
+        f = dict(zip(OP_FIELDS, values, strict=True))
+        net = f["alloc_bytes"] - f["free_bytes"]
+        items.append(MemoryOpRow(name=name, kind=kind, stack=stack, self_net_bytes=net, **f))
+    rows = sorted(items, key=OPS_SORTS[sort])
+    t = _totals(target)
     return MemoryOpsPublic(
-        trace_id=trace_id,
-        rank=target.rank,
-        device=target.device,
-        devices=target.devices,
-        group=group,
-        sort=sort,
-        has_stacks=target.has_stacks,
-        events=blocks.events,
-        allocs=len(blocks.blocks),
-        alloc_bytes=sum(b.bytes for b in blocks.blocks),
-        frees=len(freed) + len(blocks.unmatched_frees),
-        free_bytes=sum(b.bytes for b in freed) + sum(s for _, s, _ in blocks.unmatched_frees),
-        unmatched_frees=len(blocks.unmatched_frees),
-        unmatched_free_bytes=sum(s for _, s, _ in blocks.unmatched_frees),
-        outside_op_events=blocks.outside_op,
-        count=len(rows),
-        items=rows[offset : offset + limit],
-        note="" if target.devices else NO_MEMORY,
-    )
-
-
-def _peak_rows(blocks: DeviceBlocks, by_stack: bool) -> list[MemoryPeakRow]:
-    rows: dict[Key, MemoryPeakRow] = {}
-    for b in blocks.blocks:
-        if not _live_at_peak(b, blocks.peak_index):
-            continue
-        key = _key(b.op, blocks, by_stack)
-        r = rows.get(key) or MemoryPeakRow(
-            name=key[1], kind=key[0], stack=list(key[2]), allocations=0, bytes=0, largest_bytes=0,
-            share_pct=0.0,
-        )  # fmt: skip
-        rows[key] = r
-        r.allocations += 1
-        r.bytes += b.bytes
-        r.largest_bytes = max(r.largest_bytes, b.bytes)
-    for r in rows.values():
-        r.share_pct = (
-            round(100.0 * r.bytes / blocks.peak_allocated, 3) if blocks.peak_allocated else 0.0
-        )
-    return sorted(rows.values(), key=lambda r: (-r.bytes, r.name, r.stack))
+        trace_id=trace_id, rank=target.rank, device=target.device, devices=target.devices,
+        group=group, sort=sort, has_stacks=target.has_stacks, events=t["events"],
+        allocs=t["allocs"], alloc_bytes=t["alloc_bytes"], frees=t["frees"],
+        free_bytes=t["free_bytes"], unmatched_frees=t["unmatched_frees"],
+        unmatched_free_bytes=t["unmatched_free_bytes"],
+        outside_op_events=t["outside_op_events"], count=len(rows),
+        items=rows[offset : offset + limit], note="" if target.devices else NO_MEMORY,
+    )  # fmt: skip
 
 
 def compute_memory_peak(
@@ -212,25 +157,20 @@ def compute_memory_peak(
         NotFoundError: no such trace, or no memory events on the device asked for.
     """
     target = _target(session, trace_id, rank, device)
-    by_stack = group == "stack"
-    blocks = _blocks_of(target, by_stack)
-    rows = _peak_rows(blocks, by_stack)
-    live = [b for b in blocks.blocks if _live_at_peak(b, blocks.peak_index)]
-    live_bytes = sum(b.bytes for b in live)
+    t = _totals(target)
+    peak = t["peak_allocated_bytes"]
+    rows = [
+        MemoryPeakRow(name=name, kind=kind, stack=stack, allocations=n, bytes=size,
+                      largest_bytes=largest,
+                      share_pct=round(100.0 * size / peak, 3) if peak else 0.0)
+        for name, kind, stack, n, size, largest in _rows(target, "memory_peak", group)
+    ]  # fmt: skip
+    rows.sort(key=lambda r: (-r.bytes, r.name, r.stack))
     return MemoryPeakPublic(
-        trace_id=trace_id,
-        rank=target.rank,
-        device=target.device,
-        devices=target.devices,
-        group=group,
-        has_stacks=target.has_stacks,
-        peak_t_ns=blocks.peak_t_ns,
-        peak_allocated_bytes=blocks.peak_allocated,
-        peak_reserved_bytes=blocks.peak_reserved,
-        live_allocations=len(live),
-        live_bytes=live_bytes,
-        before_trace_bytes=max(blocks.peak_allocated - live_bytes, 0),
-        count=len(rows),
-        items=rows[:limit],
-        note="" if target.devices else NO_MEMORY,
-    )
+        trace_id=trace_id, rank=target.rank, device=target.device, devices=target.devices,
+        group=group, has_stacks=target.has_stacks, peak_t_ns=t["peak_t_ns"],
+        peak_allocated_bytes=peak, peak_reserved_bytes=t["peak_reserved_bytes"],
+        live_allocations=t["live_allocations"], live_bytes=t["live_bytes"],
+        before_trace_bytes=max(peak - t["live_bytes"], 0), count=len(rows),
+        items=rows[:limit], note="" if target.devices else NO_MEMORY,
+    )  # fmt: skip

@@ -33,10 +33,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import groupby
+from pathlib import Path
 from typing import Any
 
-from backend.models import Trace
-from backend.services.analysis.stored import read_events
+from backend.services.analysis.stored import read_events_file
 from backend.services.timeline import GPU_WORK, LAUNCHED_BY
 
 TREE_KINDS = ("cpu_op", "annotation", "runtime")
@@ -77,6 +77,7 @@ class Node:
     children: list[Node] = field(default_factory=list)
     gpu: list[Launched] = field(default_factory=list)  # launched directly (device self)
     device_total_ns: int = 0
+    device_self_ns: int = 0  # the GPU work in `gpu`, summed by `_device_totals`
 
     @property
     def cpu_total_ns(self) -> int:
@@ -85,10 +86,6 @@ class Node:
     @property
     def cpu_self_ns(self) -> int:
         return self.cpu_total_ns - sum(c.cpu_total_ns for c in self.children)
-
-    @property
-    def device_self_ns(self) -> int:
-        return sum(g.dur_ns for g in self.gpu)
 
 
 @contextmanager
@@ -108,18 +105,21 @@ def no_gc_pauses() -> Iterator[None]:
 
 def op_name(name: str) -> str:
     """The name key_averages groups under (`ProfilerStep#3` -> `ProfilerStep*`)."""
-    return "ProfilerStep*" if _STEP.match(name) else name
+    return "ProfilerStep*" if name.startswith("ProfilerStep#") and _STEP.match(name) else name
 
 
 _NODES_SQL = f"""
 SELECT id, kind, name, start_ns, dur_ns, rank, pid, tid,
        CASE WHEN kind = 'cpu_op' THEN args ->> '$."Input Dims"' END
-FROM {{events}} WHERE (kind IN {TREE_KINDS} AND name NOT IN {FILTERED}) OR kind = 'python'
+FROM {{events}}
+WHERE ((kind IN {TREE_KINDS} AND name NOT IN {FILTERED}) OR kind = 'python')
+  AND rank IS NOT DISTINCT FROM ?
 ORDER BY rank NULLS FIRST, pid NULLS FIRST, tid NULLS FIRST, start_ns, start_ns + dur_ns DESC, id
 """
 _GPU_SQL = f"""
 SELECT c.id, g.kind, g.name, g.dur_ns FROM {{events}} AS g JOIN {{events}} AS c ON {LAUNCHED_BY}
 WHERE g.kind IN {GPU_WORK} AND g.correlation IS NOT NULL
+  AND c.rank IS NOT DISTINCT FROM ? AND (g.rank IS NULL OR g.rank = ?)
 """
 
 
@@ -163,29 +163,27 @@ def _absorb_same_name_child(node: Node) -> None:
         node.children, node.gpu = child.children, child.gpu
 
 
-def _device_totals(node: Node) -> int:
-    """Fill `device_total_ns` bottom-up: own launches plus the children's totals."""
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        n, done = stack.pop()
-        if done:
-            n.device_total_ns = n.device_self_ns + sum(c.device_total_ns for c in n.children)
-        else:
-            stack.append((n, True))
-            stack.extend((c, False) for c in n.children)
-    return node.device_total_ns
+def _device_totals(preorder: list[Node]) -> None:
+    """Fill `device_self_ns` (own launches) and `device_total_ns` (plus the children's
+    totals): in reverse preorder every child comes before its parent."""
+    for n in reversed(preorder):
+        n.device_self_ns = sum(g.dur_ns for g in n.gpu) if n.gpu else 0
+        n.device_total_ns = n.device_self_ns + sum(c.device_total_ns for c in n.children)
 
 
-def build_forest(trace: Trace) -> list[Node]:
-    """Every thread's tree of CPU events, GPU work attached to the op that launched it.
+def build_forest(events: Path, rank: int | None) -> list[Node]:
+    """Every thread's tree of CPU events of one rank, GPU work attached to the op that
+    launched it. One rank at a time, so a job's trees are never all held at once: a GPU
+    event and the runtime call that launched it are always of the same rank.
 
     Args:
-        trace: a ready trace.
+        events: a dataset's events file.
+        rank: the rank (None: the events without one).
 
     Returns:
-        The roots of all threads (ranks, processes and threads kept apart).
+        The roots of the rank's threads (processes and threads kept apart).
     """
-    rows = read_events(trace, _NODES_SQL)
+    rows = read_events_file(events, _NODES_SQL, [rank])
     roots: list[Node] = []
     owner: dict[int, Node] = {}
     for _thread, group in groupby(rows, key=lambda r: (r[5], r[6], r[7])):
@@ -193,13 +191,14 @@ def build_forest(trace: Trace) -> list[Node]:
         roots.extend(thread_roots)
         owner.update(thread_owner)
     if owner:
-        for call_id, kind, name, dur in read_events(trace, _GPU_SQL):
+        for call_id, kind, name, dur in read_events_file(events, _GPU_SQL, [rank, rank]):
             if (op := owner.get(call_id)) is not None:
                 op.gpu.append(Launched(kind, name, dur))
-    for node in walk(roots):
+    nodes = walk(roots)
+    for node in nodes:
         _absorb_same_name_child(node)
-    for root in roots:
-        _device_totals(root)
+    # an absorbed child stays in `nodes`, after its parent, whose children it now shares
+    _device_totals(nodes)
     return roots
 
 

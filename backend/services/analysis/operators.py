@@ -16,10 +16,15 @@ What a trace file cannot give back: torch groups by `node_id` and `is_async` too
 of other nodes and async events, both absent from these traces), folds `ProfilerStep#N`
 into `ProfilerStep*` (done here), and groups by stack only from in-memory events.
 
+The per-call work (walking the op tree) is done once at ingest (`op_derive`), per rank,
+name and input shapes; a request sums those rows over ranks, parts and, for
+`group=name`, shapes with DuckDB (exact: every field is a sum), then fetches the kernels
+and call stacks of the rows it returns only.
+
 Public surface: `compute_operators`.
 """
 
-from dataclasses import dataclass, field
+from typing import Any
 
 from sqlmodel import Session
 
@@ -31,94 +36,90 @@ from backend.models.operators import (
     OperatorSort,
     OperatorsPublic,
 )
-from backend.services.analysis.op_tree import Node, build_forest, no_gc_pauses
-from backend.services.analysis.stored import read_events
+from backend.services.analysis.derived import query_derived
 from backend.services.traces import get_trace
 
-LISTED_KINDS = ("cpu_op", "annotation")
 TOP_KERNELS = 10
 TOP_STACKS = 3
-
-
-@dataclass(slots=True)
-class _Row:
-    kind: str
-    count: int = 0
-    cpu_total: int = 0
-    cpu_self: int = 0
-    device_total: int = 0
-    device_self: int = 0
-    kernels: dict[str, list[int | str]] = field(default_factory=dict)
-    stacks: dict[tuple[str, ...], list[int]] = field(default_factory=dict)  # [count, cpu ns]
-
+FIELDS = ("count", "cpu_total_ns", "cpu_self_ns", "device_total_ns", "device_self_ns")
+_SUMS = ", ".join(f"sum({f})::BIGINT" for f in FIELDS)
+# {shapes}: `input_shapes` (group=shape) or `NULL::VARCHAR` (group=name); a key's kind is
+# its first call's, in the walk over the whole trace.
+_ROWS = (
+    "SELECT name, {shapes} AS shapes, arg_min(kind, first_ord), "
+    + _SUMS
+    + """
+FROM {operators} GROUP BY name, shapes"""
+)
+_KERNELS = """
+SELECT name, {shapes} AS shapes, kernel, arg_min(kind, first_ord), sum(count)::BIGINT,
+       sum(total_ns)::BIGINT AS total
+FROM {op_kernels} WHERE list_contains(?::VARCHAR[], name) GROUP BY name, shapes, kernel
+QUALIFY row_number() OVER (PARTITION BY name, shapes ORDER BY total DESC, kernel) <= ?
+"""
+_STACKS = """
+SELECT name, {shapes} AS shapes, frames, sum(count)::BIGINT, sum(cpu_total_ns)::BIGINT AS cpu
+FROM {op_call_stacks} WHERE list_contains(?::VARCHAR[], name) GROUP BY name, shapes, frames
+QUALIFY row_number() OVER (PARTITION BY name, shapes ORDER BY cpu DESC, frames) <= ?
+"""
+_FLAGS = """
+SELECT count(*) FILTER (WHERE tree = 'stacks'), count(*) FILTER (WHERE tree = 'modules')
+FROM {stack_tree}
+"""
 
 Key = tuple[str, str | None]
+Row = tuple[Any, ...]  # name, shapes, kind, then FIELDS
 
 
-def _aggregate(roots: list[Node], group: str, needle: str) -> dict[Key, _Row]:
-    """One row per key, summing every call; each GPU event is added to the kernels of
-    every listed op around it (so, like device_total, once per enclosing call)."""
-    rows: dict[Key, _Row] = {}
-    stack: list[tuple[Node, tuple[_Row, ...]]] = [(r, ()) for r in reversed(roots)]
-    while stack:
-        node, above = stack.pop()
-        if node.kind in LISTED_KINDS and needle in node.name.casefold():
-            key = (node.name, node.shapes if group == "shape" else None)
-            row = rows.setdefault(key, _Row(kind=node.kind))
-            row.count += 1
-            row.cpu_total += node.cpu_total_ns
-            row.cpu_self += node.cpu_self_ns
-            row.device_total += node.device_total_ns
-            row.device_self += node.device_self_ns
-            if node.stack is not None:
-                site = row.stacks.setdefault(node.stack, [0, 0])
-                site[0] += 1
-                site[1] += node.cpu_total_ns
-            above = (*above, row)
-        for g in node.gpu:
-            for r in above:
-                k = r.kernels.setdefault(g.name, [0, 0, g.kind])
-                k[0] = int(k[0]) + 1
-                k[1] = int(k[1]) + g.dur_ns
-        stack.extend((c, above) for c in reversed(node.children))
-    return rows
+def _sorted(rows: list[Row], sort: OperatorSort, descending: bool) -> list[Row]:
+    """Sorted by `sort`, ties by name and shapes (A to Z)."""
+    by_name = sorted(rows, key=lambda r: (r[0], r[1] or ""), reverse=descending and sort == "name")
+    if sort == "name":
+        return by_name
+    column = 3 + FIELDS.index(sort) if sort in FIELDS else None
+    if column is None:  # the averages
+        total = 4 if sort == "cpu_avg_ns" else 6
+        return sorted(by_name, key=lambda r: r[total] // r[3], reverse=descending)
+    return sorted(by_name, key=lambda r: r[column], reverse=descending)
 
 
-def _public(key: Key, row: _Row) -> OperatorPublic:
-    kernels = sorted(row.kernels.items(), key=lambda kv: (-int(kv[1][1]), kv[0]))
+def _details(
+    trace: Trace, rows: list[Row], shapes: str
+) -> tuple[dict[Key, list[OperatorKernel]], dict[Key, list[OperatorCallStack]]]:
+    """The top kernels and call stacks of the rows returned, by key."""
+    names = sorted({r[0] for r in rows})
+    kernels: dict[Key, list[OperatorKernel]] = {}
+    for name, shape, kernel, kind, count, total in query_derived(
+        trace, _KERNELS.replace("{shapes}", shapes), [names, TOP_KERNELS]
+    ):
+        kernels.setdefault((name, shape), []).append(
+            OperatorKernel(name=kernel, kind=kind, count=count, total_ns=total)
+        )
+    stacks: dict[Key, list[OperatorCallStack]] = {}
+    for name, shape, frames, count, cpu in query_derived(
+        trace, _STACKS.replace("{shapes}", shapes), [names, TOP_STACKS]
+    ):
+        stacks.setdefault((name, shape), []).append(
+            OperatorCallStack(frames=frames, count=count, cpu_total_ns=cpu)
+        )
+    for ks in kernels.values():
+        ks.sort(key=lambda k: (-k.total_ns, k.name))
+    for cs in stacks.values():
+        cs.sort(key=lambda c: (-c.cpu_total_ns, c.frames))
+    return kernels, stacks
+
+
+def _public(
+    row: Row, kernels: dict[Key, list[OperatorKernel]], stacks: dict[Key, list[OperatorCallStack]]
+) -> OperatorPublic:
+    name, shapes, kind, count, cpu_total, cpu_self, device_total, device_self = row
     return OperatorPublic(
-        name=key[0],
-        kind=row.kind,
-        input_shapes=key[1],
-        count=row.count,
-        cpu_total_ns=row.cpu_total,
-        cpu_self_ns=row.cpu_self,
-        device_total_ns=row.device_total,
-        device_self_ns=row.device_self,
-        cpu_avg_ns=row.cpu_total // row.count,
-        device_avg_ns=row.device_total // row.count,
-        kernels=[
-            OperatorKernel(name=name, kind=str(v[2]), count=int(v[0]), total_ns=int(v[1]))
-            for name, v in kernels[:TOP_KERNELS]
-        ],
-        call_stacks=[
-            OperatorCallStack(frames=list(path), count=v[0], cpu_total_ns=v[1])
-            for path, v in sorted(row.stacks.items(), key=lambda kv: (-kv[1][1], kv[0]))[
-                :TOP_STACKS
-            ]
-        ],
-    )
-
-
-def _python_flags(trace: Trace) -> tuple[bool, bool]:
-    """Whether the trace has Python frames (with_stack) and module frames (with_modules)."""
-    rows = read_events(
-        trace,
-        "SELECT count(*), count(*) FILTER (WHERE starts_with(name, 'nn.Module: ')) "
-        "FROM {events} WHERE kind = 'python'",
-    )
-    stacks, modules = rows[0] if rows else (0, 0)
-    return bool(stacks), bool(modules)
+        name=name, kind=kind, input_shapes=shapes, count=count,
+        cpu_total_ns=cpu_total, cpu_self_ns=cpu_self,
+        device_total_ns=device_total, device_self_ns=device_self,
+        cpu_avg_ns=cpu_total // count, device_avg_ns=device_total // count,
+        kernels=kernels.get((name, shapes), []), call_stacks=stacks.get((name, shapes), []),
+    )  # fmt: skip
 
 
 def compute_operators(
@@ -146,21 +147,22 @@ def compute_operators(
         NotFoundError: no such trace, or a ready trace without stored events.
     """
     trace = get_trace(session=session, trace_id=trace_id)
-    with no_gc_pauses():
-        rows = _aggregate(build_forest(trace), group, q.casefold())
-    items = [_public(k, r) for k, r in rows.items()]
-    if sort == "name":
-        items.sort(key=lambda i: (i.name, i.input_shapes or ""), reverse=descending)
-    else:
-        items.sort(key=lambda i: (i.name, i.input_shapes or ""))
-        items.sort(key=lambda i: getattr(i, sort), reverse=descending)
-    stacks, modules = _python_flags(trace)
+    shapes = "input_shapes" if group == "shape" else "NULL::VARCHAR"
+    needle = q.casefold()
+    rows = [
+        r for r in query_derived(trace, _ROWS.replace("{shapes}", shapes))
+        if needle in r[0].casefold()
+    ]  # fmt: skip
+    top = _sorted(rows, sort, descending)[:limit]
+    kernels, stacks = _details(trace, top, shapes) if top else ({}, {})
+    flags = query_derived(trace, _FLAGS)
+    has_stacks, has_modules = flags[0] if flags else (0, 0)
     return OperatorsPublic(
         trace_id=trace_id,
         group="shape" if group == "shape" else "name",
         sort=sort,
-        count=len(items),
-        items=items[:limit],
-        has_stacks=stacks,
-        has_modules=modules,
+        count=len(rows),
+        items=[_public(r, kernels, stacks) for r in top],
+        has_stacks=bool(has_stacks),
+        has_modules=bool(has_modules),
     )

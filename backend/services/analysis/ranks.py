@@ -13,22 +13,21 @@ at least 1% of
 its span (a rank starved by its host). How long the others waited for it: over the
 collective instances it reached last, the others' waits summed.
 
+Each unit's split is computed once at ingest (`gpu_derive`), the waits at read time from
+every rank's communication kernels (`collectives`).
+
 Public surface: `compute_ranks`, `STRAGGLER_PCT`.
 """
 
 from statistics import median
+from typing import Any
 
 from sqlmodel import Session
 
 from backend.models.ranks import RankRow, RanksPublic, Straggler
 from backend.services.analysis.collectives import Instances, Unit, collective_instances
-from backend.services.analysis.gpu_work import (
-    NO_RANK,
-    GpuWork,
-    load_gpu_work,
-    ready,
-    split_window,
-)
+from backend.services.analysis.derived import query_derived
+from backend.services.analysis.gpu_work import ready
 
 STRAGGLER_PCT = 10.0
 RANK_RULE = (
@@ -88,30 +87,20 @@ def _stragglers(rows: list[RankRow], caused: dict[Unit, int]) -> list[Straggler]
     return out
 
 
-def _units(work: GpuWork) -> list[tuple[Unit, GpuWork]]:
-    """Each rank's work; without ranks, each device's when there are several."""
-    out: list[tuple[Unit, GpuWork]] = []
-    for code in sorted(set(work.rank.tolist())):
-        rank = None if code == NO_RANK else code
-        mine = work.of(rank)
-        if rank is None and len(mine.devices()) > 1:
-            out.extend(((None, d), mine.of(None, d)) for d in mine.devices())
-        else:
-            out.append(((rank, None), mine))
-    return out
+# The units' splits (`gpu_derive`), each computed over its own span at ingest.
+_SQL = """
+SELECT * EXCLUDE (device), device FROM {rank_splits}
+ORDER BY rank NULLS FIRST, device NULLS FIRST
+"""
 
 
-def _row(unit: Unit, mine: GpuWork, own: dict[Unit, int]) -> RankRow:
-    lo, hi = int(mine.start.min()), int(mine.end.max())
-    split = split_window(mine, lo, hi)
-    ex = split["exclusive"]
+def _row(values: tuple[Any, ...], own: dict[Unit, int]) -> RankRow:
+    rank, devices, lo, hi, span, comp, comm, memcpy, memset, idle, overlap, pct, device = values
+    unit = (rank, None) if device is None else (None, device)
     return RankRow(
-        rank=unit[0], devices=[d for d in mine.devices() if d >= 0], start_ns=lo, end_ns=hi,
-        span_ns=split["span_ns"], compute_ns=ex["compute_ns"],
-        communication_ns=ex["communication_ns"], memcpy_ns=ex["memcpy_ns"],
-        memset_ns=ex["memset_ns"], idle_ns=ex["idle_ns"],
-        comm_compute_overlap_ns=split["comm_compute_overlap_ns"],
-        comm_compute_overlap_pct=split["comm_compute_overlap_pct"],
+        rank=rank, devices=devices, start_ns=lo, end_ns=hi, span_ns=span, compute_ns=comp,
+        communication_ns=comm, memcpy_ns=memcpy, memset_ns=memset, idle_ns=idle,
+        comm_compute_overlap_ns=overlap, comm_compute_overlap_pct=pct,
         collective_wait_ns=own.get(unit, 0),
     )  # fmt: skip
 
@@ -123,9 +112,8 @@ def compute_ranks(*, session: Session, trace_id: str) -> RanksPublic:
         NotFoundError: no such trace. InvalidInputError: it is not ready.
     """
     trace = ready(session, trace_id)
-    work = load_gpu_work(trace)
     own, caused = _waits(collective_instances(trace))
-    rows = [_row(unit, mine, own) for unit, mine in _units(work)]
+    rows = [_row(values, own) for values in query_derived(trace, _SQL)]
     world = len(rows) if len(rows) > 1 else sum(r.rank is not None for r in rows)
     return RanksPublic(
         trace_id=trace_id, world_size=world, items=rows, stragglers=_stragglers(rows, caused),

@@ -17,6 +17,10 @@ A step's time is its longest window over the ranks (a synchronous step waits for
 slowest rank); the spread is over those times; the slowest step is the longest (the
 lowest number on a tie).
 
+The split is summed from each device's exclusive busy segments (`gpu_derive`, derived at
+ingest), clipped to the window, with DuckDB; only the step marking (few annotation events)
+and, for GPU windows, the launches are read from the events per request.
+
 Public surface: `compute_step_breakdown`, `STEP_RULE`.
 """
 
@@ -26,7 +30,9 @@ from sqlmodel import Session
 
 from backend.models import Trace
 from backend.models.ranks import StepBreakdownPublic, StepRow, StepSpread
-from backend.services.analysis.gpu_work import GpuWork, load_gpu_work, ready, split_window
+from backend.services.analysis.derived import query_derived
+from backend.services.analysis.gpu_derive import EXCLUSIVE
+from backend.services.analysis.gpu_work import NO_RANK, ready
 from backend.services.timeline import annotation_ranges, launched_in_steps
 from ingest.distribution import distribution
 from ingest.steps import StepMarking, StepRange, find_steps, gpu_extents
@@ -38,6 +44,16 @@ STEP_RULE = (
     "split exclusively (compute > communication > memcpy > memset), idle = window - union "
     "of GPU busy; step time = longest window over ranks; p50 median, p95 nearest-rank"
 )
+
+
+_DEVICES = "SELECT DISTINCT rank, device FROM {gpu_devices} ORDER BY rank, device"
+# Each window's busy time per device and label: its segments clipped to it.
+_SUMS = """
+SELECT w.i, s.device, s.label, sum(least(s.end_ns, w.hi) - greatest(s.start_ns, w.lo))::BIGINT
+FROM (SELECT unnest(?) AS i, unnest(?) AS rank, unnest(?) AS lo, unnest(?) AS hi) AS w
+JOIN {gpu_segments} AS s ON s.rank = w.rank AND s.end_ns > w.lo AND s.start_ns < w.hi
+GROUP BY ALL
+"""
 
 
 def _windows(trace: Trace, marking: StepMarking, window: Window) -> dict[Any, tuple[int, int]]:
@@ -52,23 +68,42 @@ def _windows(trace: Trace, marking: StepMarking, window: Window) -> dict[Any, tu
     return out
 
 
-def _rows(step: StepRange, work: GpuWork, lo: int, hi: int) -> list[StepRow]:
-    own = work.of(step.rank)
-    devices: list[int | None] = list(own.devices()) or [None]
+def _devices(trace: Trace) -> dict[int, list[int]]:
+    """Each rank's GPU devices (rank and device `NO_RANK` where none)."""
+    out: dict[int, list[int]] = {}
+    for rank, device in query_derived(trace, _DEVICES):
+        out.setdefault(rank, []).append(device)
+    return out
+
+
+def _sums(trace: Trace, keys: list[Any], windows: dict[Any, tuple[int, int]]) -> dict[Any, int]:
+    """(window index, device, label) -> the busy ns of that label inside the window."""
+    bounds = [windows[k] for k in keys]
+    rows = query_derived(trace, _SUMS, [
+        list(range(len(keys))), [NO_RANK if k[0] is None else k[0] for k in keys],
+        [lo for lo, _ in bounds], [hi for _, hi in bounds],
+    ])  # fmt: skip
+    return {(i, device, label): ns for i, device, label, ns in rows}
+
+
+def _rows(
+    trace: Trace, steps: list[StepRange], windows: dict[Any, tuple[int, int]]
+) -> list[StepRow]:
+    devices, keys = _devices(trace), [(s.rank, s.step) for s in steps]
+    sums = _sums(trace, keys, windows) if steps else {}
     rows = []
-    for device in devices:
-        split = split_window(own.of(step.rank, device) if device is not None else own, lo, hi)
-        ex = split["exclusive"]
-        rows.append(
-            StepRow(
+    for i, step in enumerate(steps):
+        lo, hi = windows[keys[i]]
+        span = max(hi - lo, 0)
+        for device in devices.get(NO_RANK if step.rank is None else step.rank, [None]):
+            parts = [sums.get((i, device, label), 0) for label in range(len(EXCLUSIVE))]
+            rows.append(StepRow(
                 step=step.step, name=step.name, rank=step.rank,
                 device=None if device is None or device < 0 else device,
-                start_ns=lo, end_ns=hi, span_ns=split["span_ns"],
-                compute_ns=ex["compute_ns"], communication_ns=ex["communication_ns"],
-                memcpy_ns=ex["memcpy_ns"], memset_ns=ex["memset_ns"], idle_ns=ex["idle_ns"],
+                start_ns=lo, end_ns=hi, span_ns=span,
+                **dict(zip(EXCLUSIVE, parts, strict=True)), idle_ns=span - sum(parts),
                 slowest=False,
-            )
-        )  # fmt: skip
+            ))  # fmt: skip
     return rows
 
 
@@ -102,9 +137,8 @@ def compute_step_breakdown(
     trace = ready(session, trace_id)
     ranges = annotation_ranges(trace, "annotation")
     marking = find_steps(ranges, trace.step_marker)
-    work = load_gpu_work(trace) if marking.steps else GpuWork()
     windows = _windows(trace, marking, window)
-    rows = [row for s in marking.steps for row in _rows(s, work, *windows[(s.rank, s.step)])]
+    rows = _rows(trace, marking.steps, windows)
     rows.sort(key=lambda r: (r.step, -1 if r.rank is None else r.rank, r.device or 0))
     spread = _spread(rows)
     if spread is not None:

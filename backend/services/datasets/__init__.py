@@ -6,9 +6,20 @@ per ingest and parser version, and read by every page, export and analysis that 
 
 from backend.services.datasets.cleanup import remove_trace_datasets, sweep_datasets
 from backend.services.datasets.flows import flow_table
-from backend.services.datasets.layout import EVENT_SCHEMA, MIX_COLUMNS
+from backend.services.datasets.layout import (
+    ANALYSES_VERSION,
+    ANALYSIS_TABLES,
+    EVENT_SCHEMA,
+    MIX_COLUMNS,
+    TEMP_PREFIX,
+    analyses_manifest,
+    analyses_manifests,
+    analysis_file,
+    analysis_glob,
+)
 from backend.services.datasets.reader import (
     arrow_batches_of_events,
+    arrow_of_file,
     batches_of_events,
     events_file,
     flows_file,
@@ -19,10 +30,18 @@ from backend.services.datasets.reader import (
 from backend.services.datasets.writer import DatasetWriter
 
 __all__ = [
+    "ANALYSES_VERSION",
+    "ANALYSIS_TABLES",
     "EVENT_SCHEMA",
     "MIX_COLUMNS",
+    "TEMP_PREFIX",
     "DatasetWriter",
+    "analyses_manifest",
+    "analyses_manifests",
+    "analysis_file",
+    "analysis_glob",
     "arrow_batches_of_events",
+    "arrow_of_file",
     "batches_of_events",
     "events_file",
     "flow_table",

@@ -2,7 +2,9 @@
 
 A dataset is a folder `<STORAGE_DIR>/datasets/<trace_id>/<name>/` holding `events.parquet`
 and the timeline's level-of-detail index (`blocks.parquet`, `gaps.parquet`), and, for a
-source with flow events of its own, `flows.parquet`;
+source with flow events of its own, `flows.parquet`; the analyses derived from the events
+(`backend.services.analysis.derive`) sit beside them as `<table>-<part>.parquet`, one file
+per table and events part, with `analyses-<part>.json` written last for each part;
 `name` is `v<parser version>-<attempt>`, so a re-ingest writes beside the dataset readers
 use and the trace row's `dataset` column moves to it only once it is complete. An ingest
 writes into `.tmp-<name>/` and renames it: a killed ingest leaves a temporary folder that
@@ -10,7 +12,8 @@ no reader can see, which the sweeper removes (`sweep.py`).
 
 Public surface: `DATASETS`, `EVENTS_FILE`, `BLOCKS_FILE`, `GAPS_FILE`, `FLOWS_FILE`,
 `MEMORY_SNAPSHOT_FILE`, `FLOW_SCHEMA`,
-`TEMP_PREFIX`,
+`TEMP_PREFIX`, `ANALYSES_VERSION`, `ANALYSIS_TABLES`, `analysis_file`, `analysis_glob`,
+`analyses_manifest`, `analyses_manifests`,
 `EVENT_SCHEMA`, `BLOCK_SCHEMA`, `MIX_COLUMNS`, `GAP_SCHEMA`, `TABLES`, `dataset_dir`,
 `trace_datasets_dir`.
 """
@@ -101,6 +104,48 @@ FLOW_SCHEMA = pa.schema(
         pa.field("event_id", pa.int64()),
     ]
 )
+# The analyses derived from each events part (`backend.services.analysis.derive`): small
+# tables `<table>-<part>.parquet`, read together by the glob `<table>-*.parquet`; a part's
+# manifest `analyses-<part>.json` (its version and timing) is written after its tables, so
+# a folder with the manifests of every part has all their tables. A dataset whose manifests
+# are missing or of an older version is derived again on first read.
+ANALYSES_VERSION = 3  # 2: the GPU, rank and collective tables; 3: memory by op
+ANALYSIS_TABLES = (
+    "operators",
+    "op_kernels",
+    "op_call_stacks",
+    "stack_tree",
+    "rank_splits",
+    "gpu_segments",
+    "gpu_devices",
+    "comm_kernels",
+    "memory_ops",
+    "memory_peak",
+    "memory_devices",
+)
+_MANIFEST = "analyses-{part}.json"
+
+
+def analysis_file(folder: Path, table: str, part: str) -> Path:
+    """One part's file of one derived table."""
+    return folder / f"{table}-{part}.parquet"
+
+
+def analysis_glob(folder: Path, table: str) -> str:
+    """The glob that reads a derived table over every part."""
+    return str(folder / f"{table}-*.parquet")
+
+
+def analyses_manifest(folder: Path, part: str) -> Path:
+    """The file that marks a part's derived tables complete."""
+    return folder / _MANIFEST.format(part=part)
+
+
+def analyses_manifests(folder: Path) -> list[Path]:
+    """Every part's manifest in a dataset folder."""
+    return sorted(folder.glob(_MANIFEST.format(part="*")))
+
+
 # SQL placeholders (`{events}`...) and the file each reads.
 TABLES = {"events": EVENTS_FILE, "blocks": BLOCKS_FILE, "gaps": GAPS_FILE, "flows": FLOWS_FILE}
 

@@ -12,8 +12,8 @@ SQL passed here names the dataset's tables as `{events}`, `{blocks}`, `{gaps}` a
 `query_events` binds them to the trace's files (`FROM {events}` becomes a scan of
 `events.parquet`, with row groups skipped by their min/max statistics).
 
-Public surface: `events_file`, `flows_file`, `query_events`, `query_file`, `batches_of_events`,
-`arrow_batches_of_events`.
+Public surface: `events_file`, `flows_file`, `query_events`, `query_file`, `arrow_of_file`,
+`batches_of_events`, `arrow_batches_of_events`.
 """
 
 from __future__ import annotations
@@ -109,6 +109,13 @@ def query_file(path: Path, sql: str, params: Sequence[Any] = ()) -> list[tuple[A
             sql = sql.replace("{blocks}", _BLOCKS_VIEW)
         cursor.execute(_bind(path, sql), list(params))
         return cursor.fetchall()
+
+
+def arrow_of_file(path: Path, sql: str, params: Sequence[Any] = ()) -> pa.Table:
+    """`query_file`'s rows as one Arrow table: no Python object per value, for the
+    analyses derived at ingest from millions of rows."""
+    with _shared().cursor() as cursor:
+        return cursor.sql(_bind(path, sql), params=list(params)).to_arrow_table()
 
 
 def batches_of_events(

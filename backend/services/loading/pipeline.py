@@ -20,6 +20,7 @@ from sqlmodel import Session, col
 from backend.core.allocator import pin_mmap_threshold
 from backend.core.config import Settings
 from backend.models import KernelStatRecord, Trace, TraceStatus
+from backend.services.analysis import derive_analyses
 from backend.services.datasets import DatasetWriter, flow_table, remove_trace_datasets
 from backend.services.loading.batches import event_batches
 from backend.services.loading.progress import ProgressReporter
@@ -174,6 +175,7 @@ def _store(
             bytes_done=report.bytes_done, bytes_total=report.bytes_total, events=writer.rows
         )
     writer.close_events()
+    derive_analyses(writer.events_path, writer.events_path.parent, part="0")
     stats = aggregator.stats
     progress.update(
         bytes_done=report.bytes_total,
