@@ -10,6 +10,7 @@ from backend.services.datasets.layout import EVENT_SCHEMA, MIX_COLUMNS
 from backend.services.datasets.reader import (
     arrow_batches_of_events,
     batches_of_events,
+    blocks_table,
     events_file,
     flows_file,
     memory_snapshot_file,
@@ -24,6 +25,7 @@ __all__ = [
     "DatasetWriter",
     "arrow_batches_of_events",
     "batches_of_events",
+    "blocks_table",
     "events_file",
     "flow_table",
     "flows_file",
