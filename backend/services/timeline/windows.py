@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import orjson
 from sqlalchemy.orm import defer
-from sqlmodel import Session, col
+from sqlmodel import Session
 
 from backend.models.timeline import (
     INT64_MAX,
@@ -105,7 +105,7 @@ class _Agg:
 
 
 # Loaded only when read: an 8-rank job's summary is 700 KB of JSON, decoded per request.
-_HEAVY = (Trace.summary, Trace.devices, Trace.trace_metadata, Trace.warnings, Trace.progress)
+_HEAVY = ("summary", "devices", "trace_metadata", "warnings", "progress")
 
 
 def ready_trace(session: Session, trace_id: str) -> Trace:
@@ -116,7 +116,7 @@ def ready_trace(session: Session, trace_id: str) -> Trace:
         NotFoundError: no such trace.
         InvalidInputError: it is not ready.
     """
-    trace = session.get(Trace, trace_id, options=[defer(col(c)) for c in _HEAVY])
+    trace = session.get(Trace, trace_id, options=[defer(getattr(Trace, name)) for name in _HEAVY])
     if trace is None:
         raise NotFoundError(f"trace {trace_id} not found")
     if trace.status != TraceStatus.READY:
@@ -357,9 +357,10 @@ class _Window:
         """`AND rank IN (...)` where the chosen lanes are of some of the ranks only: a rank's
         rows were written in buffers of their own, whose row groups DuckDB then skips."""
         ranks = {lane.rank for lane in self.chosen}
-        if None in ranks or ranks == {lane.rank for lane in self.all_lanes}:
+        known = sorted(r for r in ranks if r is not None)
+        if len(known) < len(ranks) or ranks == {lane.rank for lane in self.all_lanes}:
             return ""
-        return f" AND rank IN ({', '.join(str(int(r)) for r in sorted(ranks) if r is not None)})"
+        return f" AND rank IN ({', '.join(str(int(r)) for r in known)})"
 
     def _blocks(self, level: int) -> tuple[list[Item], bool]:
         index = self._index()
