@@ -108,15 +108,17 @@ class _Agg:
 _HEAVY = ("summary", "devices", "trace_metadata", "warnings", "progress")
 
 
-def ready_trace(session: Session, trace_id: str) -> Trace:
-    """The trace, which must be ready (its index exists only then); its large JSON
-    columns are left unread until something reads them.
+def ready_trace(session: Session, trace_id: str, *, light: bool = False) -> Trace:
+    """The trace, which must be ready (its index exists only then). With `light`, its
+    large JSON columns are left unread until read (only for a caller that is done with
+    the trace before its session closes: a window).
 
     Raises:
         NotFoundError: no such trace.
         InvalidInputError: it is not ready.
     """
-    trace = session.get(Trace, trace_id, options=[defer(getattr(Trace, name)) for name in _HEAVY])
+    options = [defer(getattr(Trace, name)) for name in _HEAVY] if light else []
+    trace = session.get(Trace, trace_id, options=options)
     if trace is None:
         raise NotFoundError(f"trace {trace_id} not found")
     if trace.status != TraceStatus.READY:
@@ -179,7 +181,7 @@ def window_items(
         NotFoundError: no such trace.
         InvalidInputError: the trace is not ready, the window is empty, or a lane is unknown.
     """
-    trace = ready_trace(session, trace_id)
+    trace = ready_trace(session, trace_id, light=True)
     all_lanes = list_lanes(session, trace_id)
     t0 = min((lane.first_ns for lane in all_lanes), default=trace.start_ns or 0)
     t1 = max((lane.last_ns for lane in all_lanes), default=t0)
