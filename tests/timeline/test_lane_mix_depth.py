@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 from backend.core.config import get_settings
 from backend.services.datasets import reader
 from backend.services.datasets.layout import BLOCKS_FILE
+from backend.services.timeline import block_index
 from backend.services.timeline.lanes import lane_key
 from ingest import parse_file
 from ingest.classify import is_communication_name
@@ -143,7 +144,8 @@ def test_datasets_without_the_mix_columns_still_read(
     old = pq.read_table(path).select(_OLD_BLOCK_COLUMNS)  # as written before the mix
     pq.write_table(old, path)
     assert pq.read_schema(path).names == _OLD_BLOCK_COLUMNS
-    reader._blocks_table.cache_clear()
+    reader._blocks_table.cache_clear()  # the file changed under its path: forget it
+    block_index._index.cache_clear()
     after = _all_blocks(client, trace_id)
     assert all(i["mix"] is None for i in after["items"])  # type: ignore[attr-defined]
     for item in before["items"]:  # type: ignore[attr-defined]

@@ -18,11 +18,11 @@ from backend.models.timeline import AreaCategory, AreaName, AreaSummary
 from backend.services.datasets import query_events
 from backend.services.timeline import lanes as lanes_mod
 from backend.services.timeline.lanes import FAMILY_KINDS
+from backend.services.timeline.stored_lanes import list_lanes
 from backend.services.timeline.windows import (
     check_range,
     choose_lanes,
     lane_keys,
-    list_lanes,
     ready_trace,
 )
 

@@ -19,8 +19,9 @@ from sqlmodel import Session
 from backend.models.timeline import Counters, CounterTrack
 from backend.models.traces import Trace
 from backend.services.datasets import query_events
+from backend.services.timeline.stored_lanes import list_lanes
 from backend.services.timeline.utilization import device_busy, window_level
-from backend.services.timeline.windows import check_range, list_lanes, ready_trace
+from backend.services.timeline.windows import check_range, ready_trace
 
 _Kind = Literal["gpu_utilization", "memory_allocated", "memory_reserved"]
 _TOTALS: dict[_Kind, str] = {

@@ -32,7 +32,8 @@ from backend.services.timeline.gaps import RULE
 from backend.services.timeline.lanes import GPU_FAMILIES, LaneKey
 from backend.services.timeline.launch import enclosing_cpu_op, find_launch, one_event
 from backend.services.timeline.pyramid import LONG_NS
-from backend.services.timeline.windows import lane_keys, list_lanes, ready_trace
+from backend.services.timeline.stored_lanes import list_lanes
+from backend.services.timeline.windows import lane_keys, ready_trace
 
 _SEARCH_NAMES = 20
 

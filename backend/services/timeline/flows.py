@@ -34,7 +34,8 @@ from backend.services.timeline.launch import (
     find_launch,
     one_event,
 )
-from backend.services.timeline.windows import lane_keys, list_lanes, ready_trace
+from backend.services.timeline.stored_lanes import list_lanes
+from backend.services.timeline.windows import lane_keys, ready_trace
 from ingest.classify import is_communication_name
 
 _END = "{a}.id, {a}.kind, {a}.rank, {a}.device, {a}.stream, {a}.pid, {a}.tid, {a}.start_ns"

@@ -163,8 +163,10 @@ def _kernel_category(name: str) -> str:
     return "communication" if is_communication_name(name) else "compute"
 
 
+@lru_cache(maxsize=65_536)
 def family_category(family: str, top_name: str) -> str:
-    """Colour category of a merged block: by its lane family and dominant name."""
+    """Colour category of a merged block: by its lane family and dominant name
+    (remembered, as `_kernel_category`: a blocks window asks it of thousands of blocks)."""
     if family in (GPU, DEVICE):
         return "communication" if is_communication_name(top_name) else "compute"
     return {SYNC: "sync", CPU: "cpu_op"}.get(family, "annotation")

@@ -20,7 +20,8 @@ from sqlmodel import Session
 from backend.models.timeline import OverviewBin, TimelineLane, TimelineOverview
 from backend.models.traces import Trace
 from backend.services.datasets import query_events
-from backend.services.timeline.windows import list_lanes, ready_trace
+from backend.services.timeline.stored_lanes import list_lanes
+from backend.services.timeline.windows import ready_trace
 
 OVERVIEW_SCAN = 50_000
 

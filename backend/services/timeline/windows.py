@@ -2,26 +2,28 @@
 
 A window query never scans all of a trace's events. It picks a pyramid level from the
 bound "at most T / width + 2 blocks per lane", then walks down while the coarser level's
-`children` sums (an upper bound on the next level's block count, computed by an
-aggregate over at most a few thousand index entries) still fit `max_items`. Only at
+`children` sums (an upper bound on the next level's block count: binary searches and
+prefix sums of the pyramid in memory, `block_index`) still fit `max_items`. Only at
 level 1, when the window's event count (the blocks' `events`) fits, are raw events read
-from the trace's dataset: a (kind, start_ns) range with a `LONG_NS` look-back plus the
-long events of `timeline_spans`. If that still returns more than `max_items`, the
-level-1 blocks are returned instead, so the limit always holds.
+from the trace's dataset: a (kind, start_ns) range with a `LONG_NS` look-back, plus the
+dataset's long events kept in memory (`long_events`). If that still returns more than
+`max_items`, the level-1 blocks are returned instead, so the limit always holds. Nothing
+per request is proportional to the trace: lanes, pyramid and long events are read once
+per dataset (datasets never change), and the one Parquet scan skips row groups by their
+statistics.
 
 Public surface: `get_window`, `get_lanes`, `ready_trace`, `list_lanes`, `lane_keys`,
-`choose_lanes`, `check_range`, `overlap`, `DEFAULT_MAX_ITEMS`.
+`choose_lanes`, `check_range`, `DEFAULT_MAX_ITEMS`.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import orjson
-from sqlalchemy import and_, or_, select
-from sqlalchemy.engine import Connection
-from sqlalchemy.sql.elements import ColumnElement
-from sqlmodel import Session, col
+from sqlalchemy.orm import defer
+from sqlmodel import Session
 
 from backend.models.timeline import (
     INT64_MAX,
@@ -29,27 +31,24 @@ from backend.models.timeline import (
     TimelineItem,
     TimelineLane,
     TimelineLanes,
-    TimelineSpan,
     TimelineWindow,
-    table_of,
 )
 from backend.models.traces import Trace, TraceStatus
-from backend.services.datasets import MIX_COLUMNS, query_events
-from backend.services.errors import InvalidInputError
+from backend.services.datasets import query_events
+from backend.services.errors import InvalidInputError, NotFoundError
 from backend.services.timeline import lanes as lanes_mod
+from backend.services.timeline.block_index import BlockIndex, block_index
 from backend.services.timeline.lanes import DEVICE, FAMILY_KINDS, LaneKey
-from backend.services.timeline.pyramid import LONG_NS, length_class, level_width, lookback
-from backend.services.traces import get_trace
+from backend.services.timeline.long_events import RAW_COLUMNS, long_events
+from backend.services.timeline.pyramid import LONG_NS, level_width
+from backend.services.timeline.stored_lanes import list_lanes
 
 DEFAULT_MAX_ITEMS = 5000
 SCAN_FACTOR = 4  # index entries a query may read per returned item, at most
-_RAW_COLUMNS = "id, kind, name, start_ns, dur_ns, rank, device, stream, pid, tid, args"
 HOVER_ARGS = (
     "grid", "block", "bytes", "memory bandwidth (GB/s)", "registers per thread",
     "shared memory", "est. achieved occupancy %", "queue", "Collective name",
 )  # fmt: skip
-_S = table_of(TimelineSpan).c
-_MIX = ", ".join(MIX_COLUMNS)
 _MIXED = frozenset({lanes_mod.GPU, DEVICE})  # lanes whose blocks carry a category mix
 
 
@@ -105,19 +104,26 @@ class _Agg:
     events: int = 0
 
 
-def ready_trace(session: Session, trace_id: str) -> Trace:
-    """The trace, which must be ready (its index exists only then)."""
-    trace = get_trace(session=session, trace_id=trace_id)
+# Loaded only when read: an 8-rank job's summary is 700 KB of JSON, decoded per request.
+_HEAVY = ("summary", "devices", "trace_metadata", "warnings", "progress")
+
+
+def ready_trace(session: Session, trace_id: str, *, light: bool = False) -> Trace:
+    """The trace, which must be ready (its index exists only then). With `light`, its
+    large JSON columns are left unread until read (only for a caller that is done with
+    the trace before its session closes: a window).
+
+    Raises:
+        NotFoundError: no such trace.
+        InvalidInputError: it is not ready.
+    """
+    options = [defer(getattr(Trace, name)) for name in _HEAVY] if light else []
+    trace = session.get(Trace, trace_id, options=options)
+    if trace is None:
+        raise NotFoundError(f"trace {trace_id} not found")
     if trace.status != TraceStatus.READY:
         raise InvalidInputError(f"trace {trace_id} is {trace.status}, not ready")
     return trace
-
-
-def list_lanes(session: Session, trace_id: str, *, hidden: bool = False) -> list[TimelineLane]:
-    """The trace's lanes in display order (hidden per-device lanes only when asked)."""
-    query = select(TimelineLane).where(col(TimelineLane.trace_id) == trace_id)
-    query = query.where(col(TimelineLane.hidden) == hidden).order_by(col(TimelineLane.lane))
-    return list(session.scalars(query).all())
 
 
 def lane_keys(lanes: Sequence[TimelineLane]) -> dict[LaneKey, int]:
@@ -128,23 +134,6 @@ def lane_keys(lanes: Sequence[TimelineLane]) -> dict[LaneKey, int]:
         a, b = (lane.device, lane.stream) if gpu else (lane.pid, lane.tid)
         out[LaneKey(lane.family, lane.rank, a, b)] = lane.lane
     return out
-
-
-def overlap(
-    table: Any, trace_id: str, ws: int, we: int, max_class: int, *extra: ColumnElement[bool]
-) -> ColumnElement[bool]:
-    """Rows of a binned table (blocks or spans) overlapping [ws, we): one range per bin."""
-    ranges = [
-        and_(
-            table.trace_id == trace_id,
-            *extra,
-            table.dclass == c,
-            table.start_ns >= ws - lookback(c),
-            table.start_ns < we,
-        )
-        for c in range(max_class + 1)
-    ]
-    return and_(or_(*ranges), table.end_ns >= ws)
 
 
 def get_window(
@@ -192,7 +181,7 @@ def window_items(
         NotFoundError: no such trace.
         InvalidInputError: the trace is not ready, the window is empty, or a lane is unknown.
     """
-    trace = ready_trace(session, trace_id)
+    trace = ready_trace(session, trace_id, light=True)
     all_lanes = list_lanes(session, trace_id)
     t0 = min((lane.first_ns for lane in all_lanes), default=trace.start_ns or 0)
     t1 = max((lane.last_ns for lane in all_lanes), default=t0)
@@ -201,7 +190,7 @@ def window_items(
     if we <= ws:
         raise InvalidInputError(f"empty window: end_ns ({we}) must be after start_ns ({ws})")
     chosen = choose_lanes(all_lanes, lanes)
-    w = _Window(session.connection(), trace, ws, we, max_items, all_lanes, chosen, t1 - t0)
+    w = _Window(trace, ws, we, max_items, all_lanes, chosen)
     w.hover_args = hover_args
     items, level, estimate, truncated = w.items()
     return Window(
@@ -270,22 +259,18 @@ class _Window:
 
     def __init__(
         self,
-        conn: Connection,
         trace: Trace,
         ws: int,
         we: int,
         max_items: int,
         all_lanes: list[TimelineLane],
         chosen: list[TimelineLane],
-        span: int,
     ) -> None:
-        self.conn, self.trace, self.ws, self.we, self.n = conn, trace, ws, we, max_items
-        self.trace_id = trace.id
+        self.trace, self.ws, self.we, self.n = trace, ws, we, max_items
         self.all_lanes, self.chosen = all_lanes, chosen
         self.ids = {lane.lane for lane in chosen}
         self.visible = len(all_lanes)
         self.levels = len(all_lanes[0].level_blocks) if all_lanes else 1
-        self.max_class = length_class(max(span, 1))
         self.hover_args = True
 
     def items(self) -> tuple[list[Item], int | None, int, bool]:
@@ -315,21 +300,25 @@ class _Window:
 
     def _level_sums(self) -> dict[int, tuple[_Agg, _Agg]]:
         """Per level, (selected lanes, all visible lanes) block, children and event sums in
-        the window: one query for every level the walk down may visit."""
-        sql = (
-            "SELECT level, lane, count(*), sum(children), sum(events) FROM {blocks} "
-            "WHERE start_ns < ? AND end_ns >= ? AND lane < ? GROUP BY level, lane"
-        )
+        the window, for every level the walk down may visit: one search of the index."""
+        index = self._index()
+        lanes = np.arange(self.visible, dtype=np.int64)
+        levels = np.repeat(np.arange(1, self.levels + 1, dtype=np.int64), self.visible)
+        lanes = np.tile(lanes, self.levels)
+        blocks, children, events = index.sums(*index.ranges(levels, lanes, self.ws, self.we))
+        chosen = np.isin(lanes, np.fromiter(self.ids, np.int64, len(self.ids)))
         sums: dict[int, tuple[_Agg, _Agg]] = {}
-        for level, lane, blocks, children, events in query_events(
-            self.trace, sql, [self.we, self.ws, self.visible]
-        ):
-            sel, tot = sums.setdefault(level, (_Agg(), _Agg()))
-            for agg in (tot, sel) if lane in self.ids else (tot,):
-                agg.blocks += blocks
-                agg.children += int(children)
-                agg.events += int(events)
+        for level in range(1, self.levels + 1):
+            at = levels == level
+            sel, tot = at & chosen, at
+            sums[level] = (
+                _Agg(int(blocks[sel].sum()), int(children[sel].sum()), int(events[sel].sum())),
+                _Agg(int(blocks[tot].sum()), int(children[tot].sum()), int(events[tot].sum())),
+            )
         return sums
+
+    def _index(self) -> BlockIndex:
+        return block_index(self.trace)
 
     def _families(self) -> set[str]:
         return {lane.family for lane in self.chosen}
@@ -339,37 +328,25 @@ class _Window:
         look-back) must stay within the scan budget too."""
         families = self._families()
         same = [lane.lane for lane in self.all_lanes if lane.family in families]
-        sql = (
-            "SELECT coalesce(sum(events), 0) FROM {blocks} WHERE level = 1 AND start_ns < ? "
-            "AND end_ns >= ? AND lane IN (SELECT unnest(?))"
-        )
-        (scanned,) = query_events(self.trace, sql, [self.we, self.ws - LONG_NS, same])[0]
-        return int(scanned) <= SCAN_FACTOR * self.n
+        index = self._index()
+        lanes = np.array(same, dtype=np.int64)
+        ranges = index.ranges(np.ones_like(lanes), lanes, self.ws - LONG_NS, self.we)
+        return int(index.sums(*ranges)[2].sum()) <= SCAN_FACTOR * self.n
 
     def _raw_items(self) -> list[Item] | None:
-        kinds = [k for f in self._families() for k in FAMILY_KINDS.get(f, ())]
-        long_ids = list(
-            self.conn.execute(
-                select(_S.event_id)
-                .where(overlap(_S, self.trace_id, self.ws, self.we, self.max_class))
-                .where(_S.lane.in_(self.ids))
-            ).scalars()
-        )
-        columns = _RAW_COLUMNS if self.hover_args else _RAW_COLUMNS.replace(", args", ", NULL")
+        kinds = sorted(k for f in self._families() for k in FAMILY_KINDS.get(f, ()))
+        columns = RAW_COLUMNS if self.hover_args else RAW_COLUMNS.replace(", args", ", NULL")
+        # Literal kinds (code constants), so DuckDB prunes row groups by their statistics.
         sql = (
-            f"SELECT {columns} FROM {{events}} WHERE kind IN (SELECT unnest(?)) "
+            f"SELECT {columns} FROM {{events}} WHERE kind IN ({_quoted(kinds)}) "
             "AND start_ns >= ? AND start_ns < ? AND dur_ns <= ? AND start_ns + dur_ns >= ?"
         )
-        params: list[Any] = [kinds, self.ws - LONG_NS, self.we, LONG_NS, self.ws]
-        if long_ids:  # the long events overlapping the window, by id (they start before it)
-            sql += (
-                f" UNION ALL SELECT {columns} FROM {{events}} "
-                "WHERE start_ns < ? AND id IN (SELECT unnest(?))"
-            )
-            params += [self.we, long_ids]
+        params: list[Any] = [self.ws - LONG_NS, self.we, LONG_NS, self.ws]
+        rows = query_events(self.trace, sql + self._rank_filter(), params)
+        rows += long_events(self.trace).overlapping(self.ws, self.we, kinds)
         keys = lane_keys(self.chosen)
         items: list[Item] = []
-        for row in query_events(self.trace, sql, params):
+        for row in rows:
             item = _raw_item(row, keys, self.hover_args)
             if item is not None:
                 items.append(item)
@@ -378,33 +355,53 @@ class _Window:
         _set_depths(items)
         return items
 
+    def _rank_filter(self) -> str:
+        """`AND rank IN (...)` where the chosen lanes are of some of the ranks only: a rank's
+        rows were written in buffers of their own, whose row groups DuckDB then skips."""
+        ranks = {lane.rank for lane in self.chosen}
+        known = sorted(r for r in ranks if r is not None)
+        if len(known) < len(ranks) or ranks == {lane.rank for lane in self.all_lanes}:
+            return ""
+        return f" AND rank IN ({', '.join(str(int(r)) for r in known)})"
+
     def _blocks(self, level: int) -> tuple[list[Item], bool]:
-        sql = (
-            f"SELECT lane, start_ns, end_ns, events, busy_ns, top_name, {_MIX} FROM {{blocks}} "
-            "WHERE level = ? AND start_ns < ? AND end_ns >= ? AND lane IN (SELECT unnest(?))"
-        )
-        params = [level, self.we, self.ws, sorted(self.ids)]
+        index = self._index()
+        lanes = np.array(sorted(self.ids), dtype=np.int64)
+        rows = index.rows(*index.ranges(np.full_like(lanes, level), lanes, self.ws, self.we))
         families = {lane.lane: lane.family for lane in self.chosen}
         mixed = {lane.lane for lane in self.chosen if lane.family in _MIXED}
+        names = index.names
+        columns = (index.lane, index.start, index.end, index.events, index.busy, index.top)
         items = [
             Item(
                 lane=lane,
                 start_ns=s,
                 dur_ns=e - s,
-                name=top,
+                name=names[top],
                 count=n,
                 busy_ns=busy,
-                category=lanes_mod.family_category(families[lane], top),
+                category=lanes_mod.family_category(families[lane], names[top]),
                 # All zeros: a dataset indexed before the mix (or only 0-length events).
                 mix=mix if lane in mixed and any(mix) else None,
             )
-            for lane, s, e, n, busy, top, *mix in query_events(self.trace, sql, params)
+            for lane, s, e, n, busy, top, *mix in zip(
+                *(c[rows].tolist() for c in (*columns, *index.mix)), strict=True
+            )
         ]
+        # Rows come by lane, then start (the index's order).
         if len(items) <= self.n:
-            return sorted(items, key=lambda i: (i.lane, i.start_ns)), False
-        # Busiest first; ties by place, since DuckDB returns rows in no fixed order.
-        items.sort(key=lambda i: (-i.busy_ns, i.lane, i.start_ns))
+            return items, False
+        items.sort(key=lambda i: (-i.busy_ns, i.lane, i.start_ns))  # busiest first; ties by place
         return sorted(items[: self.n], key=lambda i: (i.lane, i.start_ns)), True
+
+
+def _quoted(words: Sequence[str]) -> str:
+    """SQL string literals of code constants (event kinds), never of user input.
+
+    >>> _quoted(["kernel", "memcpy"])
+    "'kernel', 'memcpy'"
+    """
+    return ", ".join("'" + w.replace("'", "''") + "'" for w in words)
 
 
 def _raw_item(row: Any, keys: dict[LaneKey, int], hover_args: bool) -> Item | None:
