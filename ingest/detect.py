@@ -63,5 +63,5 @@ def detect_trace_format(path: Path, source: str = "") -> TraceFormat:
         f"{name}: not a trace perfdash recognises (expected torch.profiler JSON, "
         f"an Nsight Systems sqlite export, Nsight Compute CSV, rocprof output, an xctrace "
         f"export or a torch.cuda.memory snapshot pickle); "
-        f"it starts with {stripped[:32]!r}"
+        f"it starts with {stripped[:32].decode(errors='replace')!r}"
     )
