@@ -6,7 +6,7 @@ Example queries are links: each sets `?tab=query&sql=...`, so opening one runs i
 any query's URL reproduces it. Result cells are plain text to the grid (no renderer, no
 code), since names come from uploaded traces.
 
-Public surface: `query_panel`.
+Public surface: `query_panel`, `empty_sql_hint`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,10 @@ from dashboard.components.trace_views import tab_href
 from dashboard.figures.query import query_figure
 from dashboard.format import format_count
 
-__all__ = ["query_panel"]
+__all__ = ["empty_sql_hint", "query_panel"]
+
+# Shown greyed in the empty editor; Run with nothing typed offers to run it.
+PLACEHOLDER_SQL = "SELECT name, sum(dur_ns) FROM kernels GROUP BY name ORDER BY 2 DESC"
 
 _JS_SAFE = 2**53  # integers past this lose digits as JavaScript numbers: shown as text
 _NUMBER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE",
@@ -139,11 +142,17 @@ def query_panel(
             dcc.Textarea(
                 id=f"{id_prefix}-sql",
                 value=sql,
-                placeholder="SELECT name, sum(dur_ns) FROM kernels GROUP BY name ORDER BY 2 DESC",
+                placeholder=PLACEHOLDER_SQL,
                 spellCheck=False,
                 className="query-sql",
             ),
-            html.Button("Run", id=f"{id_prefix}-run", className="button"),
+            html.Div(
+                [
+                    html.Button("Run", id=f"{id_prefix}-run", className="button"),
+                    html.Div(id=f"{id_prefix}-hint", className="query-hint"),
+                ],
+                className="query-run-bar",
+            ),
         ],
         className="query-editor",
     )
@@ -153,3 +162,17 @@ def query_panel(
     elif result is not None:
         body.extend(_result(result, id_prefix))
     return html.Section(body, className="card", id=id_prefix)
+
+
+def empty_sql_hint(trace_id: str) -> Component:
+    """What Run says with an empty editor: the grey text is only a hint, so say what to
+    do, and offer to run that hint (a link, as the examples are)."""
+    return html.Span(
+        [
+            "The editor is empty (the grey text is only a hint). Type a query, pick an "
+            "example above, or ",
+            dcc.Link("run the hint", href=tab_href(trace_id, "query", sql=PLACEHOLDER_SQL)),
+            ".",
+        ],
+        role="status",
+    )
