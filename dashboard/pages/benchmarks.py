@@ -23,6 +23,7 @@ from dashboard.api.benchmarks import (
 )
 from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice
+from dashboard.components.bench_run_notice import run_queued
 from dashboard.components.benchmark_tables import data_attr, queued_table, waited
 from dashboard.components.status_badge import status_badge
 from dashboard.format import format_timestamp
@@ -190,6 +191,4 @@ def rerun(clicks: list[int | None]) -> Any:
         run = request_run(current_client(), name)
     except ApiError as e:
         return notice(f"Could not queue {name}: {e.detail}", "error")
-    link = dcc.Link("follow it", href=f"/benchmark-runs/{run['id']}")
-    done = notice([f"Queued a run of {name} ({run['id'][:8]}); ", link, "."], "success")
-    return [done, *(notice(w, "warning") for w in run["warnings"])]
+    return run_queued(name, run)
