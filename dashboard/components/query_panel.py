@@ -4,7 +4,8 @@ allows, a chart.
 
 Example queries are links: each sets `?tab=query&sql=...`, so opening one runs it, and
 any query's URL reproduces it. Result cells are plain text to the grid (no renderer, no
-code), since names come from uploaded traces.
+code), since names come from uploaded traces. Number columns named in ns or bytes, as the
+views' are, read by magnitude (`4.56 ms`); the CSV keeps the raw numbers.
 
 Public surface: `query_panel`, `empty_sql_hint`.
 """
@@ -12,6 +13,7 @@ Public surface: `query_panel`, `empty_sql_hint`.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from dash import dcc, html
@@ -20,7 +22,7 @@ from dash_ag_grid import AgGrid
 
 from dashboard.api.query import QueryResult, QuerySchema
 from dashboard.components import notice
-from dashboard.components.grid import browser_grid
+from dashboard.components.grid import DURATION_NS, SIZE_BYTES, browser_grid
 from dashboard.components.query_examples import EXAMPLES
 from dashboard.components.trace_views import tab_href
 from dashboard.figures.query import query_figure
@@ -31,6 +33,8 @@ __all__ = ["empty_sql_hint", "query_panel"]
 # Shown greyed in the empty editor; Run with nothing typed offers to run it.
 PLACEHOLDER_SQL = "SELECT name, sum(dur_ns) FROM kernels GROUP BY name ORDER BY 2 DESC"
 
+_NS_NAME = re.compile(r"\w_ns\b", re.IGNORECASE)
+_BYTES_NAME = re.compile(r"(^|_|\()bytes\b", re.IGNORECASE)
 _JS_SAFE = 2**53  # integers past this lose digits as JavaScript numbers: shown as text
 _NUMBER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE",
                  "DECIMAL", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT")  # fmt: skip
@@ -47,6 +51,18 @@ def _cell(value: Any) -> Any:
     return value
 
 
+def _unit_cells(name: str) -> dict[str, Any]:
+    """A number column named like the views' ns and byte columns (`dur_ns`, `sum(dur_ns)`,
+    `total_ns`, `bytes`) reads by magnitude, as on every other page; the CSV keeps it raw.
+
+    >>> [bool(_unit_cells(n)) for n in ("sum(dur_ns)", "total_ns", "bytes", "count", "ns")]
+    [True, True, True, False, False]
+    """
+    if _NS_NAME.search(name):
+        return DURATION_NS
+    return SIZE_BYTES if _BYTES_NAME.search(name) else {}
+
+
 def _grid(result: QueryResult, id_prefix: str) -> AgGrid:
     numeric = [t.split("(")[0] in _NUMBER_TYPES for t in result["types"]]
     column_defs = [
@@ -59,6 +75,7 @@ def _grid(result: QueryResult, id_prefix: str) -> AgGrid:
             "cellClass": "grid-num" if numeric[i] else "grid-text",
             "tooltipField": None if numeric[i] else f"c{i}",
             "width": 140 if numeric[i] else 340,
+            **(_unit_cells(name) if numeric[i] else {}),
         }
         for i, (name, kind) in enumerate(zip(result["columns"], result["types"], strict=True))
     ]
