@@ -13,7 +13,6 @@ Public surface: `query_panel`, `empty_sql_hint`.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from dash import dcc, html
@@ -25,7 +24,7 @@ from dashboard.components import notice
 from dashboard.components.grid import DURATION_NS, SIZE_BYTES, browser_grid
 from dashboard.components.query_examples import EXAMPLES
 from dashboard.components.trace_views import tab_href
-from dashboard.figures.query import query_figure
+from dashboard.figures.query import is_bytes_column, is_ns_column, query_figure
 from dashboard.format import format_count
 
 __all__ = ["empty_sql_hint", "query_panel"]
@@ -33,8 +32,6 @@ __all__ = ["empty_sql_hint", "query_panel"]
 # Shown greyed in the empty editor; Run with nothing typed offers to run it.
 PLACEHOLDER_SQL = "SELECT name, sum(dur_ns) FROM kernels GROUP BY name ORDER BY 2 DESC"
 
-_NS_NAME = re.compile(r"\w_ns\b", re.IGNORECASE)
-_BYTES_NAME = re.compile(r"(^|_|\()bytes\b", re.IGNORECASE)
 _JS_SAFE = 2**53  # integers past this lose digits as JavaScript numbers: shown as text
 _NUMBER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE",
                  "DECIMAL", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT")  # fmt: skip
@@ -52,15 +49,11 @@ def _cell(value: Any) -> Any:
 
 
 def _unit_cells(name: str) -> dict[str, Any]:
-    """A number column named like the views' ns and byte columns (`dur_ns`, `sum(dur_ns)`,
-    `total_ns`, `bytes`) reads by magnitude, as on every other page; the CSV keeps it raw.
-
-    >>> [bool(_unit_cells(n)) for n in ("sum(dur_ns)", "total_ns", "bytes", "count", "ns")]
-    [True, True, True, False, False]
-    """
-    if _NS_NAME.search(name):
+    """A number column named like the views' ns and byte columns reads by magnitude, as on
+    every other page; the CSV keeps it raw."""
+    if is_ns_column(name):
         return DURATION_NS
-    return SIZE_BYTES if _BYTES_NAME.search(name) else {}
+    return SIZE_BYTES if is_bytes_column(name) else {}
 
 
 def _grid(result: QueryResult, id_prefix: str) -> AgGrid:

@@ -103,6 +103,7 @@ def test_sizes_and_durations_read_alike_on_every_page(
     expect(first.locator('.ag-cell[col-id="c1"]')).to_have_text(
         format_duration_ns(int(top["total_ns"]))
     )
+    expect(page.locator("#trace-query-chart .xtick text").last).to_contain_text(" µs")
     page.screenshot(path=artifacts / "units_query.png", full_page=True)
 
     # The timeline draws with the same shared helpers (no script error on its page).
