@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 from dash import html
 
+from dashboard.api.benchmarks import UPSERT_SPEC_ROUTE
+from dashboard.api.metrics import APPLY_SLAS_ROUTE
+
 __all__ = ["BENCHMARK_START", "SLA_START", "getting_started"]
 
 API_DOCS = "/docs"  # FastAPI's Swagger UI, served by `perfdash serve`
@@ -35,7 +38,7 @@ SLA_START = Start(
     lead="No SLAs yet. An SLA judges every run pushed for a benchmark's metric "
     "(a threshold, no worse than a baseline, or no regression) and gets a tile here.",
     command="perfdash sla apply slas.yaml --url http://127.0.0.1:8000",
-    route="POST /api/v1/slas/apply",
+    route=APPLY_SLAS_ROUTE,
     tag="slas",
     scope="slas:write",
     body="the example's SLAs as a JSON array",
@@ -64,7 +67,7 @@ BENCHMARK_START = Start(
     lead="No benchmark specs yet. A spec is a workload a GPU runner re-runs on demand or "
     "on a schedule; its runs' metrics feed the series and SLAs.",
     command="perfdash bench apply benchmarks.yaml --url http://127.0.0.1:8000",
-    route="POST /api/v1/benchmarks",
+    route=UPSERT_SPEC_ROUTE,
     tag="benchmarks",
     scope="benchmarks:write",
     body="one spec of the example as a JSON object",

@@ -72,12 +72,9 @@ def gaps_panel(gaps: Gaps) -> Component:
 def category_legend(id_: str) -> html.Div:
     """What the timeline's colours mean: one swatch per category, in the colour the
     Overview uses for it too (a slice is a shade of its category's colour)."""
-    items = [
-        html.Span(
-            [html.Span(className="legend-swatch", style={"background": CATEGORY_COLORS[key]}),
-             label],
-            className="legend-item", **{"data-category": key},
-        )
-        for key, label in CATEGORY_LABELS.items()
-    ]  # fmt: skip
+    items = []
+    for key, label in CATEGORY_LABELS.items():
+        swatch = html.Span(className="legend-swatch", style={"background": CATEGORY_COLORS[key]})
+        hook: dict[str, Any] = {"data-category": key}
+        items.append(html.Span([swatch, label], className="legend-item", **hook))
     return html.Div(items, id=id_, className="timeline-legend", role="list")
