@@ -1,8 +1,8 @@
 """Readable units and kernel names for the dashboard; pure, so pages and figures agree.
 
-Public surface: `format_duration_ns`, `format_bytes`, `format_bandwidth`, `format_count`,
-`format_pct`, `format_timestamp`, `format_flops`, `format_flop_rate`, `format_value`,
-`device_label`, `precision_label`, `shorten_kernel_name`.
+Public surface: `format_duration_ns`, `duration_unit`, `format_bytes`, `format_bandwidth`,
+`format_count`, `format_pct`, `format_timestamp`, `format_flops`, `format_flop_rate`,
+`format_value`, `device_label`, `precision_label`, `shorten_kernel_name`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 __all__ = [
     "device_label",
+    "duration_unit",
     "format_bandwidth",
     "format_bytes",
     "format_count",
@@ -43,8 +44,24 @@ _CLOSE = {v: k for k, v in _OPEN.items()}
 
 def _three_digits(value: float) -> str:
     """Three significant digits, the precision a glance at a profile needs."""
-    decimals = 2 if value < 9.995 else 1 if value < 99.95 else 0
+    size = abs(value)
+    decimals = 2 if size < 9.995 else 1 if size < 99.95 else 0
     return f"{value:.{decimals}f}"
+
+
+def duration_unit(ns: float) -> tuple[str, float]:
+    """The unit `format_duration_ns` writes `ns` in, and its size in ns: an axis scaled by
+    its largest value then reads `-200 ms`, as the cells beside it, never `-200k µs`.
+
+    >>> duration_unit(4_561_000), duration_unit(-200_000_000), duration_unit(999_999)
+    (('ms', 1000000.0), ('ms', 1000000.0), ('ms', 1000000.0))
+    >>> duration_unit(812), duration_unit(0)
+    (('ns', 1.0), ('ns', 1.0))
+    """
+    for unit, scale in _DURATION_UNITS:
+        if round(abs(ns) * 1000 / scale) >= 1000:
+            return unit, scale
+    return "ns", 1.0
 
 
 def format_duration_ns(ns: float | None) -> str:
@@ -60,16 +77,13 @@ def format_duration_ns(ns: float | None) -> str:
     '1.23 s'
     >>> format_duration_ns(999_999)
     '1.00 ms'
-    >>> format_duration_ns(None)
-    '—'
+    >>> format_duration_ns(None), format_duration_ns(-200_000_000)
+    ('—', '-200 ms')
     """
     if ns is None:
         return MISSING
-    for unit, scale in _DURATION_UNITS:
-        # Compare after rounding, so 999.9 µs reads "1.00 ms" and never "1000 µs".
-        if round(abs(ns) * 1000 / scale) >= 1000:
-            return f"{_three_digits(ns / scale)} {unit}"
-    return f"{ns:.0f} ns"
+    unit, scale = duration_unit(ns)  # after rounding: 999.9 µs reads "1.00 ms", not "1000 µs"
+    return f"{_three_digits(ns / scale)} {unit}" if scale > 1 else f"{ns:.0f} ns"
 
 
 def _scaled(value: float, units: tuple[tuple[str, float], ...], base: str) -> str:

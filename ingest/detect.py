@@ -56,5 +56,5 @@ def detect_trace_format(path: Path, source: str = "") -> TraceFormat:
         f"{name}: {UNRECOGNISED} (expected torch.profiler JSON, "
         f"an Nsight Systems sqlite export, Nsight Compute CSV, rocprof output, an xctrace "
         f"export or a torch.cuda.memory snapshot pickle); "
-        f"it starts with {stripped[:32]!r}"
+        f"it starts with {stripped[:32].decode(errors='replace')!r}"
     )

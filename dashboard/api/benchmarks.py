@@ -11,6 +11,7 @@ from typing import Any, TypedDict, cast
 from dashboard.api.client import ApiClient
 
 __all__ = [
+    "UPSERT_SPEC_ROUTE",
     "BenchRun",
     "BenchRunList",
     "BenchSpec",
@@ -31,6 +32,9 @@ __all__ = [
     "list_specs",
     "request_run",
 ]
+
+# The route an empty Benchmarks page tells a user to try on the API docs page.
+UPSERT_SPEC_ROUTE = "POST /api/v1/benchmarks"
 
 
 class Metric(TypedDict, total=False):

@@ -9,7 +9,17 @@ from typing import Any
 
 from dashboard.api.client import ApiClient
 
-__all__ = ["accept_baseline", "get_board", "get_facets", "get_series", "list_runs"]
+__all__ = [
+    "APPLY_SLAS_ROUTE",
+    "accept_baseline",
+    "get_board",
+    "get_facets",
+    "get_series",
+    "list_runs",
+]
+
+# The route an empty board tells a user to try on the API docs page (the CLI's `sla apply`).
+APPLY_SLAS_ROUTE = "POST /api/v1/slas/apply"
 
 JSON = dict[str, Any]
 

@@ -63,6 +63,14 @@ def kv_table(pairs: Sequence[tuple[str, Any]]) -> html.Table:
     return html.Table(html.Tbody(rows), className="data-table kv-table")
 
 
+def _started(run: BenchRun) -> html.Td:
+    """When the run started; one that never did says so (its queue time is on hover)."""
+    if run["started_at"]:
+        return html.Td(format_timestamp(run["started_at"]), className="muted small")
+    queued = f"queued {format_timestamp(run['created_at'])}"
+    return html.Td("not started", className="muted small bench-not-started", title=queued)
+
+
 def runs_table(runs: Sequence[BenchRun], metric: str | None) -> html.Div:
     """A spec's runs: status, ref, when, determinism hash and the headline metric."""
     head = ("Run", "Status", "Ref", "Started", "Determinism hash", metric or "")
@@ -83,8 +91,7 @@ def runs_table(runs: Sequence[BenchRun], metric: str | None) -> html.Div:
                     html.Td([status_badge(run["status"]),
                              html.Div(run["reason"] or "", className="row-error")]),
                     html.Td(run["ref"] or "—", className="mono small"),
-                    html.Td(format_timestamp(run["started_at"] or run["created_at"]),
-                            className="muted small"),
+                    _started(run),
                     html.Td((run["determinism_hash"] or "—")[:16], className="hash"),
                     html.Td(best, className="num"),
                 ],

@@ -13,7 +13,12 @@ Tooltips show a row's full text (AG Grid's tooltip also writes `textContent`).
 `browser_grid` is the other kind: a whole result (a SQL query's rows) that the browser
 sorts, pages and exports as CSV itself.
 
-Public surface: `GridColumn`, `data_grid`, `browser_grid`, `sorted_column`.
+Numbers in a `browser_grid` stay numbers (so they sort as such) and are written by unit:
+a column with `DURATION_NS` or `SIZE_BYTES` shows `4.56 ms` or `15.0 KB`, the text of
+`dashboard.format` (assets/units.js), while its CSV keeps the raw ns or bytes.
+
+Public surface: `GridColumn`, `data_grid`, `browser_grid`, `sorted_column`, `DURATION_NS`,
+`SIZE_BYTES`.
 """
 
 from __future__ import annotations
@@ -25,7 +30,14 @@ from typing import Any, Literal
 import dash_ag_grid
 from dash_ag_grid import AgGrid
 
-__all__ = ["GridColumn", "browser_grid", "data_grid", "sorted_column"]
+__all__ = [
+    "DURATION_NS",
+    "SIZE_BYTES",
+    "GridColumn",
+    "browser_grid",
+    "data_grid",
+    "sorted_column",
+]
 
 JSON = dict[str, Any]
 
@@ -51,6 +63,16 @@ _THEME = """themeQuartz.withParams({
     headerColumnResizeHandleColor: 'transparent', tooltipBackgroundColor: '#212529',
     tooltipTextColor: '#ffffff', tooltipBorder: false,
 })"""
+
+# Column options of a number in ns or bytes: shown by unit, exported raw (assets/units.js).
+DURATION_NS: JSON = {
+    "valueFormatter": {"function": "formatDurationNs(params.value)"},
+    "useValueFormatterForExport": False,
+}
+SIZE_BYTES: JSON = {
+    "valueFormatter": {"function": "formatBytes(params.value)"},
+    "useValueFormatterForExport": False,
+}
 
 # Keeps the server's order when a header is clicked, until the sorted page arrives.
 _KEEP_ORDER = {"function": "keepServerOrder"}  # assets/dashAgGridFunctions.js

@@ -3,8 +3,8 @@ CPU time by Python stack and by module as icicles where the trace recorded them.
 
 The table holds every row the API returned (`/traces/{id}/operators`, up to 5,000) and
 sorts them in the browser; grouping and search are server-side and live in the URL. Times
-are in µs, as torch's table prints them, so a column sorts as numbers. Cells are plain
-text (`components.grid`): an op named `<script>` shows as typed.
+stay ns in the rows, so a column sorts as numbers, and read by magnitude (`4.56 ms`) as on
+every page. Cells are plain text (`components.grid`): an op named `<script>` shows as typed.
 
 Public surface: `operators_panel`, `op_kernels`, `GROUPS`.
 """
@@ -17,7 +17,7 @@ from typing import Any
 from dash import dcc, html
 
 from dashboard.api.operators import OperatorItem, Operators, OperatorStacks
-from dashboard.components.grid import browser_grid
+from dashboard.components.grid import DURATION_NS, browser_grid
 from dashboard.figures.operators import stack_icicle_figure
 from dashboard.format import format_count, format_duration_ns, shorten_kernel_name
 
@@ -25,19 +25,15 @@ __all__ = ["GROUPS", "op_kernels", "operator_rows", "operators_panel"]
 
 JSON = dict[str, Any]
 GROUPS = (("name", "Op name"), ("shape", "Op name and input shapes"))
-# row field -> header; times are µs with ns precision
+# row field (the API's, in ns) -> header; cells show them by magnitude (grid.DURATION_NS)
 TIME_COLUMNS = (
-    ("device_total_us", "Device total"),
-    ("device_self_us", "Device self"),
-    ("cpu_total_us", "CPU total"),
-    ("cpu_self_us", "CPU self"),
-    ("device_avg_us", "Device avg"),
-    ("cpu_avg_us", "CPU avg"),
+    ("device_total_ns", "Device total"),
+    ("device_self_ns", "Device self"),
+    ("cpu_total_ns", "CPU total"),
+    ("cpu_self_ns", "CPU self"),
+    ("device_avg_ns", "Device avg"),
+    ("cpu_avg_ns", "CPU avg"),
 )
-
-
-def _us(ns: int) -> float:
-    return round(ns / 1000, 3)
 
 
 def operator_rows(items: Sequence[OperatorItem]) -> list[JSON]:
@@ -54,7 +50,7 @@ def operator_rows(items: Sequence[OperatorItem]) -> list[JSON]:
             "call_stacks": list(i.get("call_stacks") or []),
         }
         for field, _ in TIME_COLUMNS:
-            row[field] = _us(int(i[field.replace("_us", "_ns")]))  # type: ignore[literal-required]
+            row[field] = int(i[field])  # type: ignore[literal-required]
         rows.append(row)
     return rows
 
@@ -82,8 +78,8 @@ def _column_defs(group: str) -> list[JSON]:
     }
     cols.append({"field": "count", "headerName": "Calls", **number, "width": 100})
     for field, header in TIME_COLUMNS:
-        col = {"field": field, "headerName": header, **number}
-        if field == "device_total_us":
+        col = {"field": field, "headerName": header, **number, **DURATION_NS}
+        if field == "device_total_ns":
             col["sort"] = "desc"
         cols.append(col)
     return cols
@@ -217,7 +213,7 @@ def operators_panel(
         "paginationPageSize": 20,
     }
     shown = f"{format_count(ops['count'])} rows" + (f" matching “{q}”" if q else "")
-    shown += "; times in µs, click a row for its kernels"
+    shown += "; click a row for its kernels"
     if ops["count"] > len(items):
         shown += f" (the {format_count(len(items))} with the most device time shown)"
     note = ("Definitions are torch key_averages()': self = total minus direct children "

@@ -4,9 +4,10 @@ allows, a chart.
 
 Example queries are links: each sets `?tab=query&sql=...`, so opening one runs it, and
 any query's URL reproduces it. Result cells are plain text to the grid (no renderer, no
-code), since names come from uploaded traces.
+code), since names come from uploaded traces. Number columns named in ns or bytes, as the
+views' are, read by magnitude (`4.56 ms`); the CSV keeps the raw numbers.
 
-Public surface: `query_panel`.
+Public surface: `query_panel`, `empty_sql_hint`.
 """
 
 from __future__ import annotations
@@ -20,13 +21,16 @@ from dash_ag_grid import AgGrid
 
 from dashboard.api.query import QueryResult, QuerySchema
 from dashboard.components import notice
-from dashboard.components.grid import browser_grid
+from dashboard.components.grid import DURATION_NS, SIZE_BYTES, browser_grid
 from dashboard.components.query_examples import EXAMPLES
 from dashboard.components.trace_views import tab_href
-from dashboard.figures.query import query_figure
+from dashboard.figures.query import is_bytes_column, is_ns_column, query_figure
 from dashboard.format import format_count
 
-__all__ = ["query_panel"]
+__all__ = ["empty_sql_hint", "query_panel"]
+
+# Shown greyed in the empty editor; Run with nothing typed offers to run it.
+PLACEHOLDER_SQL = "SELECT name, sum(dur_ns) FROM kernels GROUP BY name ORDER BY 2 DESC"
 
 _JS_SAFE = 2**53  # integers past this lose digits as JavaScript numbers: shown as text
 _NUMBER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE",
@@ -44,6 +48,14 @@ def _cell(value: Any) -> Any:
     return value
 
 
+def _unit_cells(name: str) -> dict[str, Any]:
+    """A number column named like the views' ns and byte columns reads by magnitude, as on
+    every other page; the CSV keeps it raw."""
+    if is_ns_column(name):
+        return DURATION_NS
+    return SIZE_BYTES if is_bytes_column(name) else {}
+
+
 def _grid(result: QueryResult, id_prefix: str) -> AgGrid:
     numeric = [t.split("(")[0] in _NUMBER_TYPES for t in result["types"]]
     column_defs = [
@@ -56,6 +68,7 @@ def _grid(result: QueryResult, id_prefix: str) -> AgGrid:
             "cellClass": "grid-num" if numeric[i] else "grid-text",
             "tooltipField": None if numeric[i] else f"c{i}",
             "width": 140 if numeric[i] else 340,
+            **(_unit_cells(name) if numeric[i] else {}),
         }
         for i, (name, kind) in enumerate(zip(result["columns"], result["types"], strict=True))
     ]
@@ -141,11 +154,17 @@ def query_panel(
             dcc.Textarea(
                 id=f"{id_prefix}-sql",
                 value=sql,
-                placeholder="SELECT name, sum(dur_ns) FROM kernels GROUP BY name ORDER BY 2 DESC",
+                placeholder=PLACEHOLDER_SQL,
                 spellCheck=False,
                 className="query-sql",
             ),
-            html.Button("Run", id=f"{id_prefix}-run", className="button"),
+            html.Div(
+                [
+                    html.Button("Run", id=f"{id_prefix}-run", className="button"),
+                    html.Div(id=f"{id_prefix}-hint", className="query-hint"),
+                ],
+                className="query-run-bar",
+            ),
         ],
         className="query-editor",
     )
@@ -155,3 +174,17 @@ def query_panel(
     elif result is not None:
         body.extend(_result(result, id_prefix))
     return html.Section(body, className="card", id=id_prefix)
+
+
+def empty_sql_hint(trace_id: str) -> Component:
+    """What Run says with an empty editor: the grey text is only a hint, so say what to
+    do, and offer to run that hint (a link, as the examples are)."""
+    return html.Span(
+        [
+            "The editor is empty (the grey text is only a hint). Type a query, pick an "
+            "example above, or ",
+            dcc.Link("run the hint", href=tab_href(trace_id, "query", sql=PLACEHOLDER_SQL)),
+            ".",
+        ],
+        role="status",
+    )

@@ -18,7 +18,7 @@ from dash.development.base_component import Component
 from dash_ag_grid import AgGrid
 
 from dashboard.api.ranges import Graphs, GraphStat, RangeDurations, Ranges, RangeStat
-from dashboard.components.grid import browser_grid
+from dashboard.components.grid import DURATION_NS, browser_grid
 from dashboard.figures.ranges import graph_replays_figure, range_durations_figure
 from dashboard.format import format_count, format_duration_ns, shorten_kernel_name
 
@@ -26,7 +26,6 @@ __all__ = ["default_range", "parse_range_key", "range_key", "ranges_panel"]
 
 JSON = dict[str, Any]
 Selected = tuple[str, str | None, str]  # (name, domain, side)
-_US = 1e3
 
 
 def range_key(name: str, domain: str | None, side: str) -> str:
@@ -61,22 +60,13 @@ def label(selected: Selected) -> str:
     return f"{text} (GPU)" if side == "gpu" else text
 
 
-def _us(ns: float) -> float:
-    """µs to the ns below 100 ms, to 0.1 µs above (so a column's numbers fit it).
-
-    >>> _us(1_513_630_094), _us(4_550_609)
-    (1513630.1, 4550.609)
-    """
-    return round(ns / _US, 3 if abs(ns) < 1e8 else 1)
-
-
 def _row(i: RangeStat) -> JSON:
     return {
         "key": range_key(i["name"], i["domain"], i["side"]),
         "name": i["name"], "domain": i["domain"] or "", "style": i["style"] or "",
         "side": i["side"].upper(), "count": i["count"], "time_pct": round(i["time_pct"], 1),
-        "total": _us(i["total_ns"]), "avg": _us(i["avg_ns"]), "med": _us(i["med_ns"]),
-        "min": _us(i["min_ns"]), "max": _us(i["max_ns"]), "std": _us(i["std_ns"]),
+        "total": i["total_ns"], "avg": i["avg_ns"], "med": i["med_ns"],
+        "min": i["min_ns"], "max": i["max_ns"], "std": i["std_ns"],
     }  # fmt: skip
 
 
@@ -87,6 +77,11 @@ def _num(field: str, header: str, tip: str | None = None) -> JSON:
     return col | ({"headerTooltip": tip} if tip else {})
 
 
+def _ns(field: str, header: str, tip: str | None = None) -> JSON:
+    """A duration column: ns in the row (it sorts as a number), read by magnitude."""
+    return _num(field, header, tip) | DURATION_NS
+
+
 _RANGE_COLUMNS = [
     {"field": "name", "headerName": "RANGE", "sortable": True, "cellClass": "grid-text",
      "tooltipField": "name", "width": 220, "pinned": "left"},
@@ -95,9 +90,9 @@ _RANGE_COLUMNS = [
     {"field": "side", "headerName": "SIDE", "sortable": True, "width": 80,
      "headerTooltip": "CPU: the range as annotated; GPU: torch's gpu_user_annotation span"},
     _num("time_pct", "TIME %", "share of all ranges' total time on the same side"),
-    _num("total", "TOTAL (µs)"), _num("count", "INSTANCES"), _num("avg", "AVG (µs)"),
-    _num("med", "MED (µs)"), _num("min", "MIN (µs)"), _num("max", "MAX (µs)"),
-    _num("std", "STDDEV (µs)", "sample standard deviation (n - 1), as nsys"),
+    _ns("total", "TOTAL"), _num("count", "INSTANCES"), _ns("avg", "AVG"),
+    _ns("med", "MED"), _ns("min", "MIN"), _ns("max", "MAX"),
+    _ns("std", "STDDEV", "sample standard deviation (n - 1), as nsys"),
 ]  # fmt: skip
 
 
@@ -150,9 +145,9 @@ def _graph_row(g: GraphStat) -> JSON:
     return {
         "graph": g["graph"], "graph_id": "" if g["graph_id"] is None else g["graph_id"],
         "launches": g["launches"], "kernels": round(g["kernels_per_replay"], 1),
-        "nodes": round(g["nodes_per_replay"], 1), "gpu_avg": _us(g["gpu_ns_avg"]),
-        "span_avg": _us(g["span_ns_avg"]), "span_min": _us(g["span_ns_min"]),
-        "span_max": _us(g["span_ns_max"]), "gpu_total": _us(g["gpu_ns_total"]), "top": top,
+        "nodes": round(g["nodes_per_replay"], 1), "gpu_avg": g["gpu_ns_avg"],
+        "span_avg": g["span_ns_avg"], "span_min": g["span_ns_min"],
+        "span_max": g["span_ns_max"], "gpu_total": g["gpu_ns_total"], "top": top,
     }  # fmt: skip
 
 
@@ -160,16 +155,17 @@ _GRAPH_COLUMNS = [
     _num("graph", "GRAPH"), _num("graph_id", "GRAPH ID", "the profiler's own id, if recorded"),
     _num("launches", "REPLAYS"), _num("kernels", "KERNELS / REPLAY"),
     _num("nodes", "GPU OPS / REPLAY", "kernels, copies and memsets"),
-    _num("gpu_avg", "GPU TIME AVG (µs)"), _num("span_avg", "SPAN AVG (µs)"),
-    _num("span_min", "SPAN MIN (µs)"), _num("span_max", "SPAN MAX (µs)"),
-    _num("gpu_total", "GPU TIME TOTAL (µs)"),
+    _ns("gpu_avg", "GPU TIME AVG"), _ns("span_avg", "SPAN AVG"),
+    _ns("span_min", "SPAN MIN"), _ns("span_max", "SPAN MAX"),
+    _ns("gpu_total", "GPU TIME TOTAL"),
     {"field": "top", "headerName": "TOP KERNEL", "cellClass": "grid-text",
      "tooltipField": "top", "width": 360},
 ]  # fmt: skip
 
 _REPLAY_COLUMNS = [
-    _num("graph", "GRAPH"), _num("replay", "REPLAY"), _num("at_ms", "GPU START (ms)"),
-    _num("span", "SPAN (µs)"), _num("gpu", "GPU TIME (µs)"), _num("kernels", "KERNELS"),
+    _num("graph", "GRAPH"), _num("replay", "REPLAY"),
+    _ns("at", "GPU START", "since the first replay's GPU start"),
+    _ns("span", "SPAN"), _ns("gpu", "GPU TIME"), _num("kernels", "KERNELS"),
     _num("nodes", "GPU OPS"), _num("correlation", "CORR. ID"),
     {"field": "top", "headerName": "TOP KERNELS", "cellClass": "grid-text",
      "tooltipField": "top", "width": 420},
@@ -179,8 +175,8 @@ _REPLAY_COLUMNS = [
 def _replay_rows(graphs: list[GraphStat]) -> list[JSON]:
     t0 = min((r["start_ns"] for g in graphs for r in g["replays"]), default=0)
     return [
-        {"graph": g["graph"], "replay": n, "at_ms": round((r["start_ns"] - t0) / 1e6, 3),
-         "span": _us(r["span_ns"]), "gpu": _us(r["gpu_ns"]), "kernels": r["kernels"],
+        {"graph": g["graph"], "replay": n, "at": r["start_ns"] - t0,
+         "span": r["span_ns"], "gpu": r["gpu_ns"], "kernels": r["kernels"],
          "nodes": r["nodes"], "correlation": r["correlation"],
          "top": " · ".join(f"{shorten_kernel_name(k['name'])} "
                            f"({format_duration_ns(k['total_ns'])})"

@@ -1,11 +1,14 @@
-"""One SLA as a tile for the board: colour by status, last value vs threshold, a sparkline.
+"""One SLA as a tile for the board: colour by status (a failing one by its severity: critical
+red, warning amber, info blue), last value against its bound, the baseline it was judged
+against and, for a regression, the first bad commit, and a sparkline.
 
 The board is one static HTML document shown in an iframe, and each sparkline one SVG
 image: a wall screen shows hundreds of tiles, and as Dash components (about ten per tile)
 200 tiles took 14-19 s to appear in Chromium on this 2-core machine; as one document they
 appear as soon as the callback answers. Every value from the API is escaped.
 
-Public surface: `board_document`, `sla_tile`, `ago`, `fmt_value`, `sparkline_svg`.
+Public surface: `board_document`, `sla_tile`, `bound_text`, `ago`, `fmt_value`,
+`sparkline_svg`.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from urllib.parse import quote, urlencode
 from dashboard.format import format_value
 
 _STATUS_CLASS = {"pass": "sla-pass", "fail": "sla-fail", "insufficient_data": "sla-insufficient"}
-_RULE_OPS = {"relative": "≈", "no_increase": "≤"}
+_OPS = {"<=": "≤", "<": "<", ">=": "≥", ">": ">"}
+COMMIT_CHARS = 10
 
 
 def ago(stamp: str | None, now: datetime | None = None) -> str:
@@ -91,25 +95,64 @@ def _skipped(sla: dict[str, Any]) -> str:
     return f'<div class="sla-skip" title="{title}">⚠ skipped: {escape(reason)}</div>'
 
 
+def bound_text(sla: dict[str, Any]) -> str:
+    """What the last value was held to: `≤ 12` or `≥ 4.1` (a relative rule's bound is an
+    upper one when its threshold sits above the baseline, as for lower-is-better metrics;
+    `no_increase` is always one), or nothing for rules without a threshold.
+
+    >>> bound_text({"rule": "absolute", "op": "<=", "last_threshold": 12.0})
+    '≤ 12'
+    >>> bound_text({"rule": "relative", "last_threshold": 97.0, "last_baseline": 100.0})
+    '≥ 97'
+    >>> bound_text({"rule": "regression", "last_threshold": None, "last_baseline": 11.2})
+    ''
+    """
+    threshold = sla.get("last_threshold")
+    if threshold is None:
+        return ""
+    if sla["rule"] == "absolute":
+        op = _OPS.get(sla["op"], sla["op"])
+    else:
+        baseline = sla.get("last_baseline")
+        upper = sla["rule"] == "no_increase" or baseline is None or threshold >= baseline
+        op = "≤" if upper else "≥"
+    return f"{op} {fmt_value(threshold)}"
+
+
+def _evidence(sla: dict[str, Any]) -> str:
+    """The baseline, and the first bad commit while the SLA fails, as the CLI prints them."""
+    parts = []
+    if sla.get("last_baseline") is not None:
+        parts.append(f"baseline {escape(fmt_value(sla['last_baseline']))}")
+    commit = sla.get("first_bad_commit")
+    if commit:
+        short = escape(str(commit)[:COMMIT_CHARS])
+        parts.append(f'first bad <span class="sla-commit" title="{escape(str(commit))}">'
+                     f"{short}</span>")  # fmt: skip
+    return f'<div class="sla-evidence">{" · ".join(parts)}</div>' if parts else ""
+
+
 def sla_tile(sla: dict[str, Any]) -> str:
     """A tile linking to the SLA's series page, as HTML with every value escaped."""
     status = sla.get("status") or "no_data"
-    op = sla["op"] if sla["rule"] == "absolute" else _RULE_OPS.get(sla["rule"], "vs")
     query = {"project": sla["project"], "benchmark": sla["benchmark"], "metric": sla["metric"]}
     if sla["branch"]:
         query["branch"] = sla["branch"]
     e = {k: escape(str(v)) for k, v in sla.items()}
-    threshold = escape(f"{op} {fmt_value(sla.get('last_threshold'))}")
+    threshold = escape(bound_text(sla))
     css = _STATUS_CLASS.get(status, "sla-none")
+    if status == "fail":
+        css += f" sla-fail-{escape(str(sla['severity']))}"
     href = "/series?" + escape(urlencode(query))
     return "".join(
         [
             f'<a class="sla-tile {css}" data-status="{status}" href="{href}">',
             f'<div class="sla-head"><span class="sla-name">{e["name"]}</span>',
-            f'<span class="sla-status">{status.replace("_", " ").upper()}</span></div>',
+            f'<span class="sla-status">{_status_text(status, sla["severity"])}</span></div>',
             f'<div class="sla-metric">{e["statistic"]}({e["metric"]})</div>',
             f'<div><span class="sla-value">{fmt_value(sla.get("last_observed"))}</span>',
-            f'<span class="sla-threshold"> {threshold}</span></div>',
+            f'<span class="sla-threshold"> {threshold}</span></div>' if threshold else "</div>",
+            _evidence(sla),
             _sparkline(sla.get("sparkline") or []),
             _skipped(sla),
             f'<div class="sla-foot">{e["severity"]} · changed {ago(sla.get("status_changed_at"))}',
@@ -117,6 +160,12 @@ def sla_tile(sla: dict[str, Any]) -> str:
             "</div></a>",
         ]
     )
+
+
+def _status_text(status: str, severity: str) -> str:
+    """PASS, NO DATA, or a failure with its severity: FAIL · CRITICAL."""
+    text = status.replace("_", " ").upper()
+    return f"{text} · {escape(severity.upper())}" if status == "fail" else text
 
 
 def board_document(

@@ -11,9 +11,10 @@ from dash import html
 from dash.development.base_component import Component
 
 from dashboard.api.timeline import Gaps, Step
+from dashboard.figures.theme import CATEGORY_COLORS, CATEGORY_LABELS
 from dashboard.format import format_count, format_duration_ns
 
-__all__ = ["GAP_BUTTON", "gaps_panel", "step_options"]
+__all__ = ["GAP_BUTTON", "category_legend", "gaps_panel", "step_options"]
 
 GAP_BUTTON = "timeline-gap"
 
@@ -66,3 +67,14 @@ def gaps_panel(gaps: Gaps) -> Component:
             html.Details([html.Summary("How causes are decided"), html.P(gaps["rule"])]),
         ]
     )
+
+
+def category_legend(id_: str) -> html.Div:
+    """What the timeline's colours mean: one swatch per category, in the colour the
+    Overview uses for it too (a slice is a shade of its category's colour)."""
+    items = []
+    for key, label in CATEGORY_LABELS.items():
+        swatch = html.Span(className="legend-swatch", style={"background": CATEGORY_COLORS[key]})
+        hook: dict[str, Any] = {"data-category": key}
+        items.append(html.Span([swatch, label], className="legend-item", **hook))
+    return html.Div(items, id=id_, className="timeline-legend", role="list")

@@ -1,12 +1,13 @@
 """A comparison's deltas as diverging bar charts: kernels, and time categories.
 
 Input is the `/compare` JSON. Every bar is a row's `delta` in the comparison's basis: time
-per step (drawn in µs), or percentage points of a share when a trace has no steps. The
+per step (drawn in the unit of the largest delta, so an axis reads `-200 ms`, never
+`-200k µs`), or percentage points of a share when a trace has no steps. The
 headline quotes the same `delta`s, so the page's words and bars agree by construction.
 Green bars are better in B, red worse, grey where a share moving says nothing by itself.
 Each bar carries its row's key in `customdata`.
 
-Public surface: `kernel_delta_figure`, `category_delta_figure`, `chart_value`, `kernel_label`.
+Public surface: `kernel_delta_figure`, `category_delta_figure`, `kernel_label`.
 """
 
 from __future__ import annotations
@@ -17,18 +18,21 @@ from typing import Any
 import plotly.graph_objects as go
 
 from dashboard.figures.theme import MONO, base_layout, empty_figure, escape_lines, plotly_text
-from dashboard.format import shorten_kernel_name
+from dashboard.format import duration_unit, format_duration_ns, shorten_kernel_name
 
-__all__ = ["category_delta_figure", "chart_value", "kernel_delta_figure", "kernel_label"]
+__all__ = ["category_delta_figure", "kernel_delta_figure", "kernel_label"]
 
 BETTER, WORSE, NEUTRAL = "#2b8a3e", "#c92a2a", "#868e96"
 TOP_N = 15
 JSON = dict[str, Any]
 
 
-def chart_value(delta: float, basis: str) -> float:
-    """A delta as the charts draw it: µs per step, or points of a share."""
-    return delta if basis == "share" else delta / 1e3
+def _axis(rows: Sequence[JSON], basis: str) -> tuple[str, float]:
+    """The bars' unit and its size: points of a share, or the largest delta's time unit."""
+    if basis == "share":
+        return "", 1.0
+    unit, scale = duration_unit(max(abs(r["delta"]) for r in rows))
+    return f" {unit}", scale
 
 
 def kernel_label(row: JSON) -> str:
@@ -41,13 +45,13 @@ def kernel_label(row: JSON) -> str:
 def _axis_title(basis: str, share_of: str) -> str:
     if basis == "share":
         return f"B minus A, share of {share_of} (points)"
-    return "B minus A, time per step (µs)"
+    return "B minus A, time per step"
 
 
 def _value(v: float | None, basis: str) -> str:
     if v is None:
         return "—"
-    return f"{v:.2f}%" if basis == "share" else f"{v / 1e3:,.1f} µs"
+    return f"{v:.2f}%" if basis == "share" else format_duration_ns(v)
 
 
 def _bars(
@@ -60,9 +64,10 @@ def _bars(
         + ("" if r.get("delta_pct") is None else f" ({r['delta_pct']:+.1f}%)")
         for r in rows
     ]
+    suffix, scale = _axis(rows, basis)
     fig = go.Figure(
         go.Bar(
-            x=[chart_value(r["delta"], basis) for r in rows],
+            x=[r["delta"] / scale for r in rows],
             y=list(range(len(rows))),
             orientation="h",
             marker={"color": colors},
@@ -79,8 +84,7 @@ def _bars(
         autorange="reversed",
         automargin=True,
     )
-    ticks = "" if basis == "share" else " µs"
-    fig.update_xaxes(title_text=title, ticksuffix=ticks, zeroline=True)
+    fig.update_xaxes(title_text=title, ticksuffix=suffix, zeroline=True)
     return fig
 
 

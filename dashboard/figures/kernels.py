@@ -19,21 +19,18 @@ from dashboard.figures.theme import (
     escape_lines,
     plotly_text,
 )
-from dashboard.format import format_count, format_duration_ns, format_pct, shorten_kernel_name
+from dashboard.format import (
+    duration_unit,
+    format_count,
+    format_duration_ns,
+    format_pct,
+    shorten_kernel_name,
+)
 
 __all__ = ["TEMPLATE", "empty_figure", "kernel_top_figure"]
 
 TOP_N = 10
 BAR_COLOR = ACCENT
-_AXIS_UNITS = (("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
-
-
-def _axis_unit(max_ns: float) -> tuple[str, float]:
-    """The largest unit in which the longest bar is at least 1, so ticks read `2.5 ms`."""
-    for unit, scale in _AXIS_UNITS:
-        if max_ns >= scale:
-            return unit, scale
-    return "ns", 1.0
 
 
 def _hover(k: KernelStat) -> str:
@@ -55,7 +52,7 @@ def kernel_top_figure(items: Sequence[KernelStat], top_n: int = TOP_N) -> go.Fig
     top = sorted(items, key=lambda k: k["total_ns"], reverse=True)[:top_n]
     if not top:
         return empty_figure("No kernels recorded in this trace")
-    unit, scale = _axis_unit(top[0]["total_ns"])
+    unit, scale = duration_unit(top[0]["total_ns"])
     fig = go.Figure(
         go.Bar(
             x=[k["total_ns"] / scale for k in top],

@@ -7,13 +7,16 @@ numbers.
   named `*start_ns`, `ts` or `time`) and a number: a line over time.
 
 The number drawn is the one the rows are sorted by, when one is (the usual
-`ORDER BY total DESC`), else the first. Id columns (`id`, `*_id`) are never drawn.
+`ORDER BY total DESC`), else the first. Id columns (`id`, `*_id`) are never drawn. A
+number named in ns as the views' are (`dur_ns`, `sum(dur_ns)`, `total_ns`) is drawn in
+the unit of its largest bar, and hovers as every page writes a duration.
 
-Public surface: `chart_columns`, `query_figure`.
+Public surface: `chart_columns`, `query_figure`, `is_ns_column`, `is_bytes_column`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
@@ -21,8 +24,9 @@ from typing import Any
 import plotly.graph_objects as go
 
 from dashboard.figures.theme import ACCENT, base_layout, escape_lines, plotly_text
+from dashboard.format import duration_unit, format_duration_ns
 
-__all__ = ["chart_columns", "query_figure"]
+__all__ = ["chart_columns", "is_bytes_column", "is_ns_column", "query_figure"]
 
 MAX_BARS = 50
 LABEL_CHARS = 60
@@ -30,6 +34,26 @@ _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "
             "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL")  # fmt: skip
 _TIME_TYPES = ("DATE", "TIME", "TIMESTAMP")
 _TIME_NAMES = ("ts", "time", "timestamp")
+_NS_NAME = re.compile(r"\w_ns\b", re.IGNORECASE)
+_BYTES_NAME = re.compile(r"(^|_|\()bytes\b", re.IGNORECASE)
+
+
+def is_ns_column(name: str) -> bool:
+    """A column named as a duration in ns, as the views name theirs.
+
+    >>> [is_ns_column(n) for n in ("sum(dur_ns)", "total_ns", "ns", "count")]
+    [True, True, False, False]
+    """
+    return bool(_NS_NAME.search(name))
+
+
+def is_bytes_column(name: str) -> bool:
+    """A column named as a size in bytes (`bytes`, `sum(bytes)`, `alloc_bytes`).
+
+    >>> [is_bytes_column(n) for n in ("bytes", "sum(bytes)", "alloc_bytes", "kilobytes")]
+    [True, True, True, False]
+    """
+    return bool(_BYTES_NAME.search(name))
 
 
 def _numeric(kind: str) -> bool:
@@ -105,16 +129,23 @@ def query_figure(
         return fig
     shown = list(rows[:MAX_BARS])
     labels = [str(r[x]) for r in shown]
+    values = [r[y] for r in shown]
+    unit, scale, hover = "", 1.0, ["%{x}"] * len(shown)
+    if is_ns_column(columns[y]):
+        unit, scale = duration_unit(max((abs(v) for v in values if v is not None), default=0))
+        hover = [format_duration_ns(v) for v in values]
     fig.add_trace(
         go.Bar(
-            x=[r[y] for r in shown],
+            x=[None if v is None else v / scale for v in values],
             y=list(range(len(shown))),  # positions, so two rows with one label stay two bars
             orientation="h",
             marker_color=ACCENT,
-            customdata=[escape_lines(label) for label in labels],
-            hovertemplate="%{customdata}<br>%{x}<extra></extra>",
+            customdata=[[escape_lines(label), h] for label, h in zip(labels, hover, strict=True)],
+            hovertemplate="%{customdata[0]}<br>%{customdata[1]}<extra></extra>",
         )
     )
+    if unit:
+        fig.update_xaxes(ticksuffix=f" {unit}")
     short = [
         plotly_text(t if len(t) <= LABEL_CHARS else t[: LABEL_CHARS - 1] + "…") for t in labels
     ]

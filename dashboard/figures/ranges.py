@@ -2,38 +2,35 @@
 the CUDA graph replays (span and GPU time per replay, one colour per graph).
 
 Inputs are the `/ranges/durations` and `/graphs` JSON. Durations are drawn in the one unit
-(ns, µs, ms or s) that suits their median, so the axis reads `4.5 ms`, not `4500000`.
+(ns, µs, ms or s) that suits their largest, so the axis reads `4.5 ms`, not `4500000`.
 
 Public surface: `range_durations_figure`, `graph_replays_figure`.
 """
 
 from __future__ import annotations
 
-from statistics import median
 from typing import Any
 
 import plotly.graph_objects as go
 
 from dashboard.figures.theme import ACCENT, base_layout, empty_figure, plotly_text
+from dashboard.format import duration_unit
 
 __all__ = ["graph_replays_figure", "range_durations_figure"]
 
 JSON = dict[str, Any]
 GRAPH_COLORS = ("#3b5bdb", "#2f9e44", "#e8590c", "#ae3ec9", "#1098ad", "#f08c00")
-_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3))
 _SERIES = (("span_ns", "span", "circle"), ("gpu_ns", "GPU time", "circle-open"))
 
 
-def duration_unit(values: list[int] | list[float]) -> tuple[str, float]:
-    """The unit of the median value.
+def _axis_unit(values: list[int] | list[float]) -> tuple[str, float]:
+    """The unit of the largest value (`dashboard.format.duration_unit`), so no tick needs a
+    `k`: the axis reads `20 ms`, not `20k µs`.
 
-    >>> duration_unit([1_500, 2_000])
-    ('µs', 1000.0)
-    >>> duration_unit([12])
-    ('ns', 1.0)
+    >>> _axis_unit([1_500, 2_000]), _axis_unit([12]), _axis_unit([50_000, 20_000_000])
+    (('µs', 1000.0), ('ns', 1.0), ('ms', 1000000.0))
     """
-    mid = median(values) if values else 0
-    return next(((u, s) for u, s in _UNITS if mid >= s), ("ns", 1.0))
+    return duration_unit(max((abs(v) for v in values), default=0))
 
 
 def range_durations_figure(durations: JSON, label: str) -> go.Figure:
@@ -41,7 +38,7 @@ def range_durations_figure(durations: JSON, label: str) -> go.Figure:
     durs = durations["dur_ns"]
     if not durs:
         return empty_figure("No instance of this range.")
-    unit, scale = duration_unit(durs)
+    unit, scale = _axis_unit(durs)
     t0 = min(durations["start_ns"])
     fig = go.Figure(
         go.Box(
@@ -78,7 +75,7 @@ def graph_replays_figure(graphs: list[JSON]) -> go.Figure:
     replays = [r for g in graphs for r in g["replays"]]
     if not replays:
         return empty_figure("No CUDA graph replay ran GPU work.")
-    unit, scale = duration_unit([r["span_ns"] for r in replays])
+    unit, scale = _axis_unit([r["span_ns"] for r in replays])
     fig = go.Figure()
     for i, g in enumerate(graphs):
         color = GRAPH_COLORS[i % len(GRAPH_COLORS)]

@@ -15,13 +15,41 @@ TEMPLATE = "plotly_white"
 ACCENT = "#3b5bdb"
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', monospace"
-# Time categories, the same colour on every page (overview bar, compare, legend).
+# Time categories, the same colour on every page: the Overview and Steps bars here, and
+# the canvas timeline, which is handed this map (`pages/timeline.py`, data-palette) and
+# shades each name within its category's colour (`assets/timeline/colors.js`). The
+# timeline's own categories (copy directions, CPU work) are shades of these families.
 CATEGORY_COLORS = {
     "compute": "#3b5bdb",
     "communication": "#ae3ec9",
     "memcpy": "#f08c00",
+    "memcpy_htod": "#f08c00",
+    "memcpy_dtoh": "#d9480f",
+    "memcpy_dtod": "#e67700",
+    "memcpy_ptop": "#c2410c",
     "memset": "#fab005",
     "idle": "#ced4da",
+    "sync": "#e03131",
+    "cpu_op": "#2f9e44",
+    "runtime": "#1098ad",
+    "python": "#9c6b3f",
+    "annotation": "#a5b4c8",
+    "other": "#868e96",
+}
+# What the timeline's legend names, in the order it lists them.
+CATEGORY_LABELS = {
+    "compute": "compute kernel",
+    "communication": "communication (NCCL/RCCL)",
+    "memcpy_htod": "memcpy H2D",
+    "memcpy_dtoh": "memcpy D2H",
+    "memcpy_dtod": "memcpy D2D",
+    "memcpy_ptop": "memcpy P2P",
+    "memset": "memset",
+    "sync": "sync call",
+    "cpu_op": "CPU op",
+    "runtime": "CUDA runtime",
+    "python": "Python",
+    "annotation": "annotation",
 }
 PRECISION_COLORS = {
     "fp64": "#862e9c",

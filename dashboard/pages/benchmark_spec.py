@@ -23,6 +23,7 @@ from dashboard.api.benchmarks import (
 )
 from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice
+from dashboard.components.bench_run_notice import run_queued
 from dashboard.components.benchmark_tables import kv_table, runs_table
 from dashboard.components.bisect_panel import bisect_panel
 from dashboard.figures.benchmarks import primary_metric, scaling_figure
@@ -161,13 +162,12 @@ def refresh(_n: int | None, name: str | None) -> Component:
     State(BENCH_SPEC_NAME, "data"),
     prevent_initial_call=True,
 )
-def rerun(clicks: int | None, name: str | None) -> Component:
-    """Queue a run of this spec."""
+def rerun(clicks: int | None, name: str | None) -> Component | list[Component]:
+    """Queue a run of this spec, warning as the list page does (no runner serves its queue)."""
     if not clicks or not name:
         raise dash.exceptions.PreventUpdate
     try:
         run = request_run(current_client(), name)
     except ApiError as e:
         return notice(f"Could not queue {name}: {e.detail}", "error")
-    link = dcc.Link("follow it", href=f"/benchmark-runs/{run['id']}")
-    return notice([f"Queued run {run['id'][:8]}; ", link, "."], "success")
+    return run_queued(name, run)

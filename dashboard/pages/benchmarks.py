@@ -23,7 +23,9 @@ from dashboard.api.benchmarks import (
 )
 from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice
+from dashboard.components.bench_run_notice import run_queued
 from dashboard.components.benchmark_tables import data_attr, queued_table, waited
+from dashboard.components.getting_started import BENCHMARK_START, getting_started
 from dashboard.components.status_badge import status_badge
 from dashboard.format import format_timestamp
 
@@ -102,10 +104,7 @@ def _specs() -> html.Div:
     except ApiError as e:
         return notice(f"Could not load benchmarks: {e.detail}", "error")
     if not specs:
-        return html.Div(
-            "No benchmark specs yet: `perfdash bench apply benchmarks.yaml`.",
-            className="empty-state",
-        )
+        return getting_started(BENCHMARK_START, "benchmarks-empty")
     return _table(SPEC_COLUMNS, [_spec_row(s) for s in specs])
 
 
@@ -131,7 +130,8 @@ def _runners() -> html.Div:
     except ApiError as e:
         return notice(f"Could not load runners: {e.detail}", "error")
     if not runners:
-        return html.Div("No runner has registered: start `perfdash worker --queues gpu`.",
+        return html.Div(["No runner has registered: start ",
+                         html.Code("perfdash worker --queues gpu"), " on a GPU host."],
                         className="empty-state")  # fmt: skip
     return _table(RUNNER_COLUMNS, [_runner_row(r) for r in runners])
 
@@ -190,6 +190,4 @@ def rerun(clicks: list[int | None]) -> Any:
         run = request_run(current_client(), name)
     except ApiError as e:
         return notice(f"Could not queue {name}: {e.detail}", "error")
-    link = dcc.Link("follow it", href=f"/benchmark-runs/{run['id']}")
-    done = notice([f"Queued a run of {name} ({run['id'][:8]}); ", link, "."], "success")
-    return [done, *(notice(w, "warning") for w in run["warnings"])]
+    return run_queued(name, run)

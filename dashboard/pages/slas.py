@@ -17,6 +17,7 @@ from dash import Input, Output, callback, dcc, html
 from dashboard.api.client import ApiError, current_client
 from dashboard.api.metrics import get_board, get_facets
 from dashboard.components import notice
+from dashboard.components.getting_started import SLA_START, getting_started
 from dashboard.components.sla_tile import board_document
 
 dash.register_page(  # type: ignore[no-untyped-call]
@@ -74,7 +75,7 @@ def _board_css() -> str:
 def render_board(slas: list[dict[str, Any]]) -> list[Any]:
     """The counts, then the tiles grouped by project and benchmark in one iframe."""
     if not slas:
-        return [notice("No SLAs yet: apply some with `perfdash sla apply slas.yaml`.", "info")]
+        return [getting_started(SLA_START, "slas-empty")]
     groups = [
         (project, [(b, list(tiles)) for b, tiles in groupby(rows, key=lambda s: s["benchmark"])])
         for project, rows in groupby(slas, key=lambda s: s["project"])

@@ -10,6 +10,7 @@ and the canvas keeps the view in the URL (`?start_ns=&end_ns=`).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import dash
@@ -20,7 +21,13 @@ from dashboard.api import timeline as api
 from dashboard.api.client import ApiError, current_client
 from dashboard.components import notice
 from dashboard.components.step_marker import AUTOMATIC, marker_note, marker_options
-from dashboard.components.timeline_panels import GAP_BUTTON, gaps_panel, step_options
+from dashboard.components.timeline_panels import (
+    GAP_BUTTON,
+    category_legend,
+    gaps_panel,
+    step_options,
+)
+from dashboard.figures.theme import CATEGORY_COLORS
 
 dash.register_page(  # type: ignore[no-untyped-call]
     __name__,
@@ -38,6 +45,7 @@ TIMELINE_MARKER = "timeline-marker"
 TIMELINE_MARKER_NOTE = "timeline-marker-note"
 TIMELINE_MOVED = "timeline-moved"
 TIMELINE_PERFETTO = "timeline-perfetto"
+TIMELINE_LEGEND = "timeline-legend"
 PERFETTO_UI = "https://ui.perfetto.dev"
 
 
@@ -108,7 +116,8 @@ def _controls(trace_id: str, steps: api.Steps) -> html.Div:
 def _components(
     trace_id: str, steps: api.Steps, gaps: api.Gaps, start: str, end: str
 ) -> list[Component]:
-    data: dict[str, Any] = {"data-trace": trace_id, "data-start": start, "data-end": end}
+    data: dict[str, Any] = {"data-trace": trace_id, "data-start": start, "data-end": end,
+                            "data-palette": json.dumps(CATEGORY_COLORS)}  # fmt: skip
     canvas = html.Div(
         html.P("Loading the timeline…", className="muted"), id=CANVAS, className="pdt-root", **data
     )
@@ -117,6 +126,7 @@ def _components(
         dcc.Store(id=TIMELINE_GAP_DATA, data=gaps["items"]),
         html.Div(id=TIMELINE_MOVED, hidden=True),
         _controls(trace_id, steps),
+        category_legend(TIMELINE_LEGEND),
         canvas,
         html.Section([html.H2("GPU idle gaps"), gaps_panel(gaps)], className="card timeline-gaps"),
     ]

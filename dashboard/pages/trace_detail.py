@@ -26,6 +26,7 @@ from dashboard.components import notice, trace_summary
 from dashboard.components.grid import sorted_column
 from dashboard.components.ncu_panel import launch_of
 from dashboard.components.operators_panel import op_kernels
+from dashboard.components.query_panel import empty_sql_hint
 from dashboard.components.ranges_panel import parse_range_key
 from dashboard.components.status_badge import PENDING, progress_bar
 from dashboard.components.trace_views import TABS, tab_bar
@@ -94,6 +95,7 @@ def _tab_control_ids() -> list[Component]:
                 dcc.Graph(id=f"{ROOFLINE}-chart"),
                 dcc.Textarea(id=f"{QUERY}-sql"),
                 html.Button(id=f"{QUERY}-run"),
+                html.Div(id=f"{QUERY}-hint"),
                 html.Button(id=f"{QUERY}-csv"),
                 AgGrid(id=f"{QUERY}-grid"),
                 AgGrid(id=f"{RANGES}-grid"),
@@ -215,18 +217,26 @@ def roofline_point(click: dict[str, Any] | None, trace_id: str, query: dict[str,
 
 @callback(
     Output(TRACE_DETAIL_URL, "href", allow_duplicate=True),
+    Output(f"{QUERY}-hint", "children"),
     Input(f"{QUERY}-run", "n_clicks"),
     State(f"{QUERY}-sql", "value"),
     State(TRACE_DETAIL_ID, "data"),
     State(TRACE_DETAIL_QUERY, "data"),
     prevent_initial_call=True,
 )
-def run_query(clicks: int | None, sql: str | None, trace_id: str, query: dict[str, str]) -> str:
-    """Put the SQL in the URL; the tab runs it from there, so the link reproduces it."""
+def run_query(
+    clicks: int | None, sql: str | None, trace_id: str, query: dict[str, str]
+) -> tuple[Any, Component | None]:
+    """Put the SQL in the URL; the tab runs it from there, so the link reproduces it.
+    An empty editor says what to do instead."""
     sql = (sql or "").strip()
-    if not clicks or not sql or (query.get("tab") == "query" and query.get("sql") == sql):
+    if not clicks:
+        raise dash.exceptions.PreventUpdate
+    if not sql:
+        return dash.no_update, empty_sql_hint(trace_id)
+    if query.get("tab") == "query" and query.get("sql") == sql:
         raise dash.exceptions.PreventUpdate  # a trace's data never changes: same answer
-    return _href(trace_id, {"tab": "query", "sql": sql, "limit": query.get("limit")})
+    return _href(trace_id, {"tab": "query", "sql": sql, "limit": query.get("limit")}), None
 
 
 @callback(

@@ -1,5 +1,6 @@
-"""A run nobody can take, as the Benchmarks page shows it: `perfdash serve` has only its
-CPU worker, so a run on the `gpu` queue waits; the page says why and for how long."""
+"""A run nobody can take, as the Benchmarks pages show it: `perfdash serve` has only its
+CPU worker, so a run on the `gpu` queue waits; the list says why and for how long, and the
+spec's page warns on "Run now" too and shows its runs as not started."""
 
 from __future__ import annotations
 
@@ -39,4 +40,17 @@ def test_a_run_with_no_runner_shows_the_warning_and_its_wait(
     expect(page.locator("#benchmarks-status .notice-warning")).to_have_text(WARNING)
     expect(page.locator("tr[data-queued]")).to_have_count(2)
     page.screenshot(path=artifacts / "bench_no_runner.png", full_page=True)
+
+    # The spec's own page warns the same way, and its runs, never taken, did not start.
+    page.goto(base + "/benchmarks/copy-small")
+    page.get_by_role("button", name="Run now").click()
+    expect(page.locator("#bench-spec-status .notice-success")).to_contain_text("Queued a run")
+    expect(page.locator("#bench-spec-status .notice-warning")).to_have_text(WARNING)
+    runs = httpx.get(f"{base}/api/v1/benchmarks/copy-small/runs").json()["items"]
+    assert len(runs) == 3 and all(r["started_at"] is None for r in runs)
+    for run in runs:
+        started = page.locator(f'tr[data-run="{run["id"]}"] .bench-not-started')
+        expect(started).to_have_text("not started")
+        expect(started).to_have_attribute("title", re.compile(r"^queued \d{4}-\d\d-\d\d"))
+    page.screenshot(path=artifacts / "bench_spec_no_runner.png", full_page=True)
     assert page_errors.messages == []

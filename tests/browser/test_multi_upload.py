@@ -1,5 +1,6 @@
 """The upload area with several files: a DDP pair as one multi-rank trace, the same pair as
-separate traces beside a file the API refuses, and a wrong file in a multi-rank drop.
+separate traces beside a file the API refuses, a wrong file in a multi-rank drop, and files
+the API accepts whose parse then fails.
 
 Every check of what was stored compares with the raw files (`distributedInfo.rank`, read
 here with json) through the API, not with what the page says.
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
-from playwright.sync_api import FilePayload, Page, expect
+from playwright.sync_api import FilePayload, Locator, Page, expect
 
 if TYPE_CHECKING:
     from tests.browser.conftest import PageErrors, Server
@@ -83,7 +84,7 @@ def test_a_ddp_pair_becomes_one_trace_with_both_ranks(
     result = page.locator(f"{AREA} .upload-result")
     expect(result).to_have_attribute("data-status", "ready", timeout=READY_MS)
     expect(result).to_contain_text("2 ranks")
-    expect(page.locator(f"{AREA} .upload-file[data-status=sent]")).to_have_count(2)
+    expect(page.locator(f"{AREA} .upload-file[data-status=ready]")).to_have_count(2)
     trace_id = str(result.get_attribute("data-trace-id"))
     trace = _trace(module_server, trace_id)
     assert (trace["name"], trace["project"]) == ("ddp", "ddp-runs")
@@ -174,3 +175,63 @@ def test_a_run_folder_is_walked_and_its_non_trace_files_are_named(
     expect(rows).to_have_count(len(DDP))
     expect(page.locator(f"{AREA} .upload-name")).to_have_value("ddp")
     assert page_errors.messages == []
+
+
+def test_files_whose_parse_fails_say_failed_in_red_with_the_api_error(
+    module_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    """Accepted files (202) whose parse fails later: a text file, and a rank file cut in
+    half. Their rows and summary lines turn red with the error the API gives (as text, no
+    Python bytes repr) and offer no trace to open; the good file beside them is ready."""
+    base = module_server.base_url
+    whole = DDP[1].read_bytes()
+    cut = whole[: len(whole) // 2]
+    files = [
+        FilePayload(name=DDP[0].name, mimeType="application/gzip", buffer=DDP[0].read_bytes()),
+        FilePayload(name="notes.json", mimeType="application/json", buffer=b"just some notes\n"),
+        FilePayload(name="cut.pt.trace.json.gz", mimeType="application/gzip", buffer=cut),
+    ]  # fmt: skip
+    page.goto(base + "/")
+    page.set_input_files(FILES, files)
+    page.check(f"{AREA} input[value=separate]")
+    page.click(f"{AREA} .upload-send")
+
+    results = page.locator(f"{AREA} .upload-result")
+    expect(results).to_have_count(3, timeout=30_000)
+    for name in ("notes.json", "cut.pt.trace.json.gz"):
+        line = results.filter(has_text=name)
+        expect(line).to_have_attribute("data-status", "failed", timeout=READY_MS)
+        error = str(_trace(module_server, str(line.get_attribute("data-trace-id")))["error"])
+        assert error and "b'" not in error and 'b"' not in error, error
+        expect(line.locator(".upload-result-error")).to_have_text(error)
+        expect(line.get_by_role("link")).to_have_count(0)
+        row = page.locator(f'{AREA} .upload-file[data-file="{name}"]')
+        expect(row).to_have_attribute("data-status", "failed")
+        expect(row.locator(".upload-file-status")).to_have_text("failed")
+        expect(row.locator(".upload-error")).to_have_text(error)
+        expect(row.get_by_role("link")).to_have_count(0)
+        assert _color(row, ".progress-fill") == _color(row, ".upload-file-status") == RED
+    expect(results.filter(has_text="notes.json")).to_contain_text("it starts with 'just some notes")
+    good = results.filter(has_text=DDP[0].name)
+    expect(good).to_have_attribute("data-status", "ready", timeout=READY_MS)
+    expect(good.get_by_role("link", name="Open the trace →")).to_have_count(1)
+    good_row = page.locator(f'{AREA} .upload-file[data-file="{DDP[0].name}"]')
+    assert _color(good_row, ".progress-fill") == GREEN
+    page.locator(AREA).screenshot(path=artifacts / "upload_failed_parse.png")
+
+    # The list keeps the failed traces, marked failed with the same error.
+    page.goto(base + "/?status=failed")
+    failed_rows = page.locator("#traces-table tr[data-status=failed]")
+    expect(failed_rows.filter(has_text="notes.json")).to_contain_text("not a trace perfdash")
+    expect(failed_rows.filter(has_text="notes.json").locator(".badge")).to_have_text("failed")
+    page.locator(".card").last.screenshot(path=artifacts / "traces_list_failed.png")
+    assert page_errors.messages == []
+
+
+RED, GREEN = "rgb(201, 42, 42)", "rgb(43, 138, 62)"  # --bad and --ok of style.css
+
+
+def _color(row: Locator, part: str) -> str:
+    """The computed colour of a part of an upload row: a bar's fill, or a text's colour."""
+    prop = "backgroundColor" if "progress" in part else "color"
+    return str(row.locator(part).evaluate(f"(e) => getComputedStyle(e).{prop}"))

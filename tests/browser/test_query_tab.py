@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlparse
@@ -125,4 +126,31 @@ def test_query_tab_examples_all_answer(
         expect(page.locator(CELLS.format("c0")).first).to_be_visible()
         slug = name.lower().replace(" ", "_")
         page.screenshot(path=artifacts / f"query_{slug}.png", full_page=True)
+    assert page_errors.messages == []
+
+
+def test_run_with_an_empty_editor_says_what_to_do_and_offers_the_hint(
+    module_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    base = module_server.base_url
+    tid = upload_and_wait(module_server, H200.read_bytes(), H200.name)["id"]
+    url = f"{base}/traces/{tid}?tab=query"
+    page.goto(url)
+    expect(page.locator("#trace-query-sql")).to_have_value("")
+    page.locator("#trace-query-run").click()
+    hint = page.locator("#trace-query-hint")
+    expect(hint).to_contain_text("The editor is empty")
+    expect(page).to_have_url(url)  # nothing ran
+    expect(page.locator("#trace-query-summary")).to_have_count(0)
+    page.screenshot(path=artifacts / "query_empty_run.png", full_page=True)
+
+    # The hint's query (kernel time by name) runs; its top row is the fixture's own
+    # largest kernel by total time, as the profiler wrote them down.
+    hint.get_by_role("link", name="run the hint").click()
+    placeholder = page.locator("#trace-query-sql").get_attribute("placeholder")
+    expect(page.locator("#trace-query-sql")).to_have_value(str(placeholder))
+    sums = json.loads(H200.with_name("h200_train_step.kernel_sums.json").read_text())["kernels"]
+    top = max(sums, key=lambda k: int(k["total_ns"]))["name"]
+    expect(page.locator(CELLS.format("c0")).first).to_have_text(top)
+    expect(page.locator("#trace-query-summary")).to_contain_text(f"{len(sums)} rows")
     assert page_errors.messages == []

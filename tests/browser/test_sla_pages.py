@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+import yaml
 from playwright.sync_api import Page, expect
 
+from dashboard.components.sla_tile import fmt_value
 from tests.browser.conftest import perfdash
 
 if TYPE_CHECKING:
@@ -108,6 +110,7 @@ def test_board_series_and_runs_pages(
     expect(tiles).to_have_count(3, timeout=30_000)
     expect(board.locator(".sla-tile.sla-pass")).to_contain_text("step p95")
     expect(board.locator(".sla-tile.sla-fail")).to_contain_text("throughput")
+    expect(board.locator(".sla-tile.sla-fail .sla-threshold")).to_have_text(" ≥ 45,000")
     expect(board.locator(".sla-tile.sla-none")).to_contain_text("peak memory")
     expect(page.locator("#slas-summary")).to_contain_text("1 fail")
     spark = board.locator(".sla-tile.sla-pass img.sla-spark")
@@ -153,8 +156,9 @@ def _seed_step(server: Server) -> None:
     base = {"project": "llm", "benchmark": "train", "metric": "step_time_ms"}
     slas = [
         {**base, "name": "step regression", "rule": "regression", "tolerance_pct": 5},
-        {**base, "name": "step vs main", "rule": "relative", "tolerance_pct": 5},
-    ]
+        {**base, "name": "step vs main", "rule": "relative", "tolerance_pct": 5,
+         "severity": "critical"},
+    ]  # fmt: skip
     assert api.post("/slas/apply", json=slas).status_code == 200
     rng = random.Random(20)
     for i in range(1, 31):
@@ -177,6 +181,63 @@ def _seed_step(server: Server) -> None:
         assert api.post("/metrics", json=doc).status_code == 200
 
 
+def _check_board_evidence(server: Server, page: Page, first_bad: str) -> None:
+    """Both failing tiles show the baseline of their newest evaluation (as the evaluations
+    route gives it) and the regression its first bad commit, the step the seed put in; a
+    warning and a critical failure are coloured apart."""
+    board = page.frame_locator("#slas-frame")
+    api = httpx.Client(base_url=server.base_url + "/api/v1", timeout=30,
+                       headers={"Authorization": f"Bearer {_token(server)}"})  # fmt: skip
+    slas = {s["name"]: s for s in api.get("/slas").json()["items"]}
+    for name in ("step regression", "step vs main"):
+        newest = api.get(f"/slas/{slas[name]['id']}/evaluations", params={"limit": 1}).json()[0]
+        tile = board.locator(".sla-tile", has_text=name)
+        expect(tile).to_have_attribute("data-status", "fail", timeout=30_000)
+        expect(tile.locator(".sla-evidence")).to_contain_text(
+            f"baseline {fmt_value(newest['baseline'])}"
+        )
+    regression = board.locator(".sla-tile", has_text="step regression")
+    expect(regression.locator(".sla-commit")).to_have_text(first_bad[:10])
+    expect(regression.locator(".sla-commit")).to_have_attribute("title", first_bad)
+    expect(regression.locator(".sla-status")).to_have_text("FAIL · WARNING")
+    relative = board.locator(".sla-tile", has_text="step vs main")
+    expect(relative.locator(".sla-threshold")).to_contain_text("≤ ")  # step time: lower wins
+    colours = {
+        name: board.locator(".sla-tile", has_text=name).evaluate(
+            "(e) => getComputedStyle(e).backgroundColor"
+        )
+        for name in ("step regression", "step vs main")
+    }
+    assert colours["step regression"] != colours["step vs main"], colours
+
+
+def test_empty_pages_say_what_to_do_and_their_examples_apply(
+    perfdash_server: Server, page: Page, page_errors: PageErrors, artifacts: Path
+) -> None:
+    """The empty SLA board and Benchmarks page show code as code (no literal backticks),
+    link the API docs, and the example each shows is accepted by the API as it stands."""
+    base = perfdash_server.base_url
+    headers = {"Authorization": f"Bearer {_token(perfdash_server)}"}
+    pages = (("/slas", "#slas-empty", "/api/v1/slas/apply"),
+             ("/benchmarks", "#benchmarks-empty", "/api/v1/benchmarks"))  # fmt: skip
+    for path, box, post in pages:
+        page.goto(base + path)
+        guide = page.locator(box)
+        expect(guide).to_contain_text("From the browser")
+        assert "`" not in str(guide.text_content())
+        link = guide.get_by_role("link", name="API docs")
+        assert str(link.get_attribute("href")).startswith("/docs#/")
+        example = yaml.safe_load(str(guide.locator("pre").text_content()))
+        page.screenshot(path=artifacts / f"empty{path.replace('/', '_')}.png", full_page=True)
+        items = next(iter(example.values()))
+        bodies = [items] if path == "/slas" else items
+        for body in bodies:
+            answer = httpx.post(base + post, json=body, headers=headers, timeout=30)
+            assert answer.status_code in (200, 201), answer.text
+    assert httpx.get(f"{base}/docs", timeout=10).status_code == 200
+    assert page_errors.messages == []
+
+
 def test_series_shows_the_first_bad_commit_and_an_admin_accepts_the_new_level(
     serve_with: Callable[..., Server], page: Page, page_errors: PageErrors, artifacts: Path
 ) -> None:
@@ -189,9 +250,11 @@ def test_series_shows_the_first_bad_commit_and_an_admin_accepts_the_new_level(
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     expect(page).to_have_url(server.base_url + "/slas")
+    first_bad = _sha(STEP_AT)
+    _check_board_evidence(server, page, first_bad)
+    page.screenshot(path=artifacts / "sla_board_regression.png", full_page=True)
     page.goto(server.base_url + "/series?project=llm&benchmark=train&metric=step_time_ms")
 
-    first_bad = _sha(STEP_AT)
     expect(page.locator(".series-changes")).to_contain_text(f"at commit {first_bad}")
     expect(page.locator(".series-changes .series-worse")).to_have_text(" first bad commit")
     expect(page.locator(".series-slas")).to_contain_text(

@@ -63,6 +63,9 @@ def test_relative_to_the_median_of_main(client: TestClient, auth: dict[str, str]
     # Baseline: median of main's last 3 runs (100, 101, 99) = 100; threshold 103.
     assert push("pr1", 102.9, "feature") == ("pass", 102.9, pytest.approx(103.0), 100.0)
     assert push("pr2", 103.5, "feature") == ("fail", 103.5, pytest.approx(103.0), 100.0)
+    # The board carries the newest verdict's baseline (no first bad commit: not a regression).
+    board = {s["name"]: s for s in client.get("/api/v1/slas/board").json()}
+    assert (board["rel"]["last_baseline"], board["rel"]["first_bad_commit"]) == (100.0, None)
 
 
 def test_relative_follows_direction_and_no_increase_ignores_it(

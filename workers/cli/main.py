@@ -7,9 +7,13 @@ process, so `backend` never imports `dashboard` or `workers`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from types import FrameType
 
 from backend.core.logs import configure_logging
 from backend.core.task_names import CPU_QUEUES
@@ -20,6 +24,10 @@ from workers.cli import ingest as cli_ingest
 from workers.cli import metrics as cli_metrics
 
 log = logging.getLogger("perfdash")
+# How long the embedded worker gets for a warm shutdown (finishing its running tasks),
+# then for a cold one, before it is killed; its tasks are acks_late, so none is lost.
+WORKER_WARM_STOP_S = 20.0
+WORKER_COLD_STOP_S = 10.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,24 +81,64 @@ def _serve(args: argparse.Namespace) -> int:
     _prepare_database()
     worker = None if args.no_worker else _spawn_worker()
     try:
-        if not args.no_samples:
-            seed_samples()
-        # proxy_headers=False: the client address stays the TCP peer, which is what
-        # TRUSTED_PROXIES is checked against (uvicorn would replace it by X-Forwarded-For).
-        access_log = get_settings().access_log
-        set_access_log(access_log)
-        uvicorn.run(
-            build_app(args.host, args.port),
-            host=args.host,
-            port=args.port,
-            proxy_headers=False,
-            access_log=access_log,
-        )
+        with _stop_signals_exit():
+            if not args.no_samples:
+                seed_samples()
+            # proxy_headers=False: the client address stays the TCP peer, which is what
+            # TRUSTED_PROXIES is checked against (uvicorn would replace it by X-Forwarded-For).
+            access_log = get_settings().access_log
+            set_access_log(access_log)
+            uvicorn.run(
+                build_app(args.host, args.port),
+                host=args.host,
+                port=args.port,
+                proxy_headers=False,
+                access_log=access_log,
+            )
     finally:
         if worker is not None:
-            worker.terminate()
-            worker.wait(timeout=30)
+            _stop_worker(worker)
     return 0
+
+
+class _StopRequested(Exception):
+    """SIGTERM or SIGINT reached `serve`: unwind so that the worker is stopped too."""
+
+
+@contextlib.contextmanager
+def _stop_signals_exit() -> Iterator[None]:
+    """Turn SIGTERM and SIGINT into a clean return of `serve`.
+
+    uvicorn shuts down gracefully on either signal, then re-raises it under the handler
+    that was there before; with the default SIGTERM handler that kills the process
+    before any `finally` runs, which left the embedded worker running.
+    """
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        raise _StopRequested(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    except _StopRequested as e:
+        log.info("stopping on %s", e)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _stop_worker(worker: subprocess.Popen[bytes]) -> None:
+    """Warm shutdown (SIGTERM), then cold (SIGQUIT: Celery ends its pool), then SIGKILL."""
+    for sig, wait_s in ((signal.SIGTERM, WORKER_WARM_STOP_S), (signal.SIGQUIT, WORKER_COLD_STOP_S)):
+        if worker.poll() is not None:
+            return
+        worker.send_signal(sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            worker.wait(timeout=wait_s)
+    if worker.poll() is None:
+        log.warning("the worker did not stop in %.0f s; killing it", WORKER_WARM_STOP_S)
+        worker.kill()
+        worker.wait()
 
 
 def _spawn_worker() -> subprocess.Popen[bytes]:

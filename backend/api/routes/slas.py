@@ -62,7 +62,8 @@ def board(
     gpu: str | None = None,
     spark: Annotated[int, Query(ge=0, le=SPARKLINE_LENGTH)] = SPARKLINE_LENGTH,
 ) -> list[dict[str, Any]]:
-    """Every SLA with its status, last value, threshold and a sparkline of recent values."""
+    """Every SLA with its status, last value, threshold, baseline, first bad commit (while
+    failing) and a sparkline of recent values."""
     return service.read_board(session, project=project, branch=branch, gpu=gpu, spark=spark)
 
 

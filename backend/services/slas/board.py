@@ -6,7 +6,7 @@ Public surface: `read_board`, `latest_evaluations`, `add_series_slas`.
 
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from backend.models.metrics import SeriesPublic, SeriesSla
 from backend.models.slas import Rule, Sla, SlaEvaluation, SlaPublic, Verdict
@@ -16,7 +16,9 @@ from backend.services.slas.baselines import list_acceptances
 def read_board(
     session: Session, *, project: str | None, branch: str | None, gpu: str | None, spark: int
 ) -> list[dict[str, Any]]:
-    """Every SLA with its cached status and a sparkline, for the wall-screen board."""
+    """Every SLA with its cached status and a sparkline, for the wall-screen board, and
+    from its newest evaluation the baseline it was judged against (`last_baseline`) and,
+    while that one fails, the first bad commit (`first_bad_commit`), as the CLI prints."""
     query = select(Sla).order_by(col(Sla.project), col(Sla.benchmark), col(Sla.name))
     if project:
         query = query.where(Sla.project == project)
@@ -27,9 +29,30 @@ def read_board(
         and (not gpu or (s.environment or {}).get("gpu_model") in (None, gpu))
     ]
     out = [SlaPublic.model_validate(s, from_attributes=True).model_dump(mode="json") for s in slas]
+    latest = _latest_by_sla(session, [s.id for s in slas])
     for item in out:
         item["sparkline"] = item["sparkline"][-spark:] if spark else []
+        evaluation = latest.get(item["id"])
+        item["last_baseline"] = evaluation.baseline if evaluation else None
+        failing = evaluation is not None and evaluation.verdict == Verdict.FAIL
+        item["first_bad_commit"] = (
+            evaluation.details.get("first_bad_commit") if evaluation and failing else None
+        )
     return out
+
+
+def _latest_by_sla(session: Session, sla_ids: list[str]) -> dict[str, SlaEvaluation]:
+    """Each SLA's newest evaluation (the highest id: rows are only ever appended), in one
+    query, so a board of hundreds of tiles shows baselines without a query per tile."""
+    if not sla_ids:
+        return {}
+    newest = (
+        select(func.max(SlaEvaluation.id))
+        .where(col(SlaEvaluation.sla_id).in_(sla_ids))
+        .group_by(col(SlaEvaluation.sla_id))
+    )
+    rows = session.exec(select(SlaEvaluation).where(col(SlaEvaluation.id).in_(newest))).all()
+    return {r.sla_id: r for r in rows}
 
 
 def latest_evaluations(session: Session, sla_id: str, limit: int) -> list[SlaEvaluation]:

@@ -1,4 +1,5 @@
-// Durations and times as people read them in a profiler: 1.23 ms, 45.6 µs, 789 ns.
+// Durations and times as people read them in a profiler: 1.23 ms, 45.6 µs, 789 ns; the
+// durations and sizes themselves come from assets/units.js, shared with every page.
 
 const UNITS = [
   [1e9, "s"],
@@ -6,20 +7,9 @@ const UNITS = [
   [1e3, "µs"],
 ];
 
-/** A duration in ns, three significant digits. */
+/** A duration in ns, three significant digits, as every page writes it (assets/units.js). */
 export function formatDuration(ns) {
-  if (!Number.isFinite(ns)) return "–";
-  const abs = Math.abs(ns);
-  for (const [scale, unit] of UNITS) {
-    if (abs >= scale) return `${trim(ns / scale)} ${unit}`;
-  }
-  return `${Math.round(ns)} ns`;
-}
-
-function trim(x) {
-  const abs = Math.abs(x);
-  const digits = abs >= 100 ? 0 : abs >= 10 ? 1 : 2;
-  return x.toFixed(digits);
+  return window.perfdashUnits.formatDurationNs(ns);
 }
 
 /** A count with thousands separators. */
@@ -27,18 +17,9 @@ export function formatCount(n) {
   return Math.round(n).toLocaleString("en-US");
 }
 
-/** Bytes as GiB/MiB/KiB. */
+/** Bytes in decimal units with one decimal, as every page writes them (assets/units.js). */
 export function formatBytes(b) {
-  if (b == null || !Number.isFinite(b)) return "–";
-  const units = [
-    [2 ** 30, "GiB"],
-    [2 ** 20, "MiB"],
-    [2 ** 10, "KiB"],
-  ];
-  for (const [scale, unit] of units) {
-    if (Math.abs(b) >= scale) return `${trim(b / scale)} ${unit}`;
-  }
-  return `${Math.round(b)} B`;
+  return window.perfdashUnits.formatBytes(b);
 }
 
 /** Tick spacing for a time axis: 1, 2 or 5 times a power of ten, about `px` apart. */

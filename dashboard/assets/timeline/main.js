@@ -9,6 +9,7 @@ import { areaPanel, detailsPanel, el } from "./panels.js";
 import { OVERVIEW_H, SHELL_W, TOP_H, draw, tOf } from "./render.js";
 import { ROW_H, attachCounters, buildTree, layoutRows } from "./tracks.js";
 import { formatBytes, formatCount, formatDuration } from "./format.js";
+import { setPalette } from "./colors.js";
 
 const MIN_SPAN = 200; // ns: the deepest zoom
 const ZOOM_STEP = 0.8; // W/S: the width after one press, and its inverse
@@ -750,6 +751,7 @@ function mount() {
     delete window.perfdashTimeline;
   }
   if (!root || !root.dataset.trace) return;
+  if (root.dataset.palette) setPalette(JSON.parse(root.dataset.palette));
   const timeline = new Timeline(root);
   current = timeline;
   timeline

@@ -13,7 +13,7 @@ export const OVERVIEW_H = 30;
 export const RULER_H = 24;
 export const TOP_H = OVERVIEW_H + RULER_H;
 const FONT = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
-const MIX_COLOURS = ["compute", "communication", "memcpy", "memset"].map(categoryColor);
+const MIX_CATEGORIES = ["compute", "communication", "memcpy", "memset"]; // a block's stripes
 const LABEL_MIN_PX = 22;
 
 /** Draw the frame; returns what was drawn: {slices, labels, flows}. */
@@ -160,7 +160,7 @@ function drawMix(ctx, e, i, x, y, w, h) {
     const share = m[4 * i + c] / total;
     if (share <= 0) continue;
     const bh = c === 3 ? y + h - top : Math.max(1, share * h);
-    ctx.fillStyle = MIX_COLOURS[c];
+    ctx.fillStyle = categoryColor(MIX_CATEGORIES[c]);
     ctx.fillRect(x, top, w, Math.min(bh, y + h - top));
     top += bh;
   }
@@ -262,7 +262,7 @@ function drawSummaries(ctx, s) {
         const part = sum.buckets[4 * k + c];
         if (part <= 0) continue;
         const bh = (part / total) * full * h;
-        ctx.fillStyle = MIX_COLOURS[c];
+        ctx.fillStyle = categoryColor(MIX_CATEGORIES[c]);
         ctx.fillRect(SHELL_W + k * SUMMARY_PX, top - bh, SUMMARY_PX, bh);
         top -= bh;
       }

@@ -233,7 +233,7 @@ class UploadArea {
     const answer = await postTraces(items.map((i) => i.file), { ...fields, ranks: "true", name: this.nameInput.value.trim() || null }, progress, this.controller);
     if (answer.status === 202) {
       for (const item of items) this.mark(item, "sent", `rank file of ${answer.body.duplicate ? "an existing" : "the new"} trace`);
-      this.result(this.nameInput.value.trim() || commonName(items.map((i) => i.file.name)), answer.body);
+      this.result(this.nameInput.value.trim() || commonName(items.map((i) => i.file.name)), answer.body, items, false);
       return true;
     }
     // The API names each wrong file first: "not the ranks of one job: a.csv: ...; b.json: ...".
@@ -260,7 +260,7 @@ class UploadArea {
       const answer = await postTraces([item.file], { ...fields, name }, (loaded, sent) => this.progress(item, sent ? loaded / sent : 0), this.controller);
       if (answer.status === 202) {
         this.mark(item, "sent", "");
-        this.result(name || item.file.name, answer.body, item);
+        this.result(name || item.file.name, answer.body, [item], true);
       } else {
         this.fail(item, detailText(answer));
       }
@@ -282,8 +282,20 @@ class UploadArea {
   mark(item, status, note) {
     item.row.dataset.status = status;
     item.bar.style.width = "100%";
-    item.status.textContent = status;
+    item.status.textContent = status === "sent" ? "sent, parsing" : status;
     if (note) item.note.replaceChildren(el("span", { class: "muted small" }, note));
+  }
+
+  /** The trace's parse ended: its files' rows say how, as the summary line does. */
+  settle(items, trace) {
+    for (const item of items) {
+      item.row.dataset.status = trace.status;
+      item.status.textContent = trace.status === "ready" ? "ready" : "failed";
+      if (trace.status === "failed") {
+        item.row.classList.add("upload-file-error");
+        item.note.replaceChildren(el("div", { class: "row-error upload-error" }, trace.error || "the parse failed"));
+      }
+    }
   }
 
   reset(item) {
@@ -307,29 +319,45 @@ class UploadArea {
   // ---- results ----------------------------------------------------------------------
 
   /** A line in the summary (and, for a file sent alone, next to it) that follows the
-   * trace from queued to ready, with a link to it. */
-  result(name, accepted, item) {
+   * trace from queued to ready, with a link to it once it is ready, or its error. */
+  result(name, accepted, items, linkOnRow) {
     const badge = el("span", { class: `badge badge-${accepted.status}` }, accepted.status);
     const facts = el("span", { class: "muted small" }, accepted.duplicate ? "uploaded before; nothing new stored" : "");
     const link = el("a", { href: `/traces/${accepted.id}`, class: "upload-trace-link" }, "Open the trace →");
     const line = el("div", { class: "upload-result", "data-trace-id": accepted.id }, el("span", { class: "upload-result-name" }, name), badge, facts, link);
     this.summary.append(line);
-    if (item) item.note.replaceChildren(el("a", { href: `/traces/${accepted.id}` }, "Open the trace →"));
-    this.follow(accepted.id, badge, facts, line, 0);
+    if (linkOnRow) for (const item of items) item.note.replaceChildren(el("a", { href: `/traces/${accepted.id}` }, "Open the trace →"));
+    const ended = (trace) => {
+      badge.className = `badge badge-${trace.status}`;
+      badge.textContent = trace.status;
+      line.dataset.status = trace.status;
+      this.settle(items, trace);
+      if (trace.status === "ready") {
+        facts.textContent = describe(trace);
+        return;
+      }
+      // A failed parse has no trace to open: the error is the answer, in red.
+      facts.className = "row-error upload-result-error";
+      facts.textContent = trace.error || "the parse failed";
+      link.remove();
+    };
+    this.follow(accepted.id, badge, line, ended, 0);
   }
 
-  follow(id, badge, facts, line, polls) {
+  follow(id, badge, line, ended, polls) {
     if (polls > POLL_LIMIT || !line.isConnected) return;
+    const again = () => setTimeout(() => this.follow(id, badge, line, ended, polls + 1), POLL_MS);
     getJson(`/traces/${encodeURIComponent(id)}`)
       .then((trace) => {
-        badge.className = `badge badge-${trace.status}`;
-        badge.textContent = trace.status;
-        line.dataset.status = trace.status;
-        if (trace.status === "ready") facts.textContent = describe(trace);
-        else if (trace.status === "failed") facts.textContent = trace.error || "";
-        else setTimeout(() => this.follow(id, badge, facts, line, polls + 1), POLL_MS);
+        if (trace.status === "ready" || trace.status === "failed") ended(trace);
+        else {
+          badge.className = `badge badge-${trace.status}`;
+          badge.textContent = trace.status;
+          line.dataset.status = trace.status;
+          again();
+        }
       })
-      .catch(() => setTimeout(() => this.follow(id, badge, facts, line, polls + 1), POLL_MS));
+      .catch(again);
   }
 }
 
