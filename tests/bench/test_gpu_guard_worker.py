@@ -55,7 +55,7 @@ def guard_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     ):
         path = os.pathsep.join([str(HERE / "fake_nvml"), os.environ.get("PYTHONPATH", "")])
         monkeypatch.setenv("PYTHONPATH", path)
-        monkeypatch.setenv("PERFDASH_FAKE_NVML", str(folder / "nvml.json"))
+        monkeypatch.setenv("NVIDIA_FAKE_NVML", str(folder / "nvml.json"))
         # The probe's median SM clock is 73 % of max: above 0.7, so no `low_clock` flag if
         # (and only if) the setting reaches the runner.
         monkeypatch.setenv("PERFDASH_BENCH_MIN_CLOCK_FRACTION", "0.7")

@@ -5,8 +5,9 @@ code. Importable as `pynvml` by putting this folder first on PYTHONPATH (the run
 subprocess of a real worker), or loaded as a module object by unit tests.
 
 The scenario is `configure(dict)` or, at import, the JSON file named by
-`PERFDASH_FAKE_NVML`: `{"gpus": [{"static": {...}, "samples": [{...}]}]}` with the
-probe's field names (`sm`, `mem`, `power_mw`, `limit_mw`, `temp`, `reasons`, `util_gpu`,
+`NVIDIA_FAKE_NVML` (an `NVIDIA_` name, so the runner's clean environment passes it
+as it passes the driver's own variables, issue #40):
+`{"gpus": [{"static": {...}, "samples": [{...}]}]}` with the probe's field names (`sm`, `mem`, `power_mw`, `limit_mw`, `temp`, `reasons`, `util_gpu`,
 `pids`, and `use`: per-process utilisation, `{pid: percent}`, served by
 `nvmlDeviceGetProcessUtilization`; static `process_util: false` makes that call
 unsupported). Each `nvmlDeviceGetClockInfo(h, NVML_CLOCK_SM)` call moves that GPU to its next
@@ -57,8 +58,8 @@ def configure(scenario: dict[str, Any]) -> None:
     calls.clear()
 
 
-if os.environ.get("PERFDASH_FAKE_NVML"):
-    configure(json.loads(Path(os.environ["PERFDASH_FAKE_NVML"]).read_text()))
+if os.environ.get("NVIDIA_FAKE_NVML"):
+    configure(json.loads(Path(os.environ["NVIDIA_FAKE_NVML"]).read_text()))
 
 
 def _gpu(handle: int) -> dict[str, Any]:
