@@ -99,23 +99,26 @@ def _headline_agrees_with_charts(page: Page, server: Server, a: str, b: str) -> 
     expect(page.locator("#compare-basis")).to_contain_text(body["basis_note"])
     expect(page.locator("#compare-headline li")).to_have_count(len(body["headline"]))
     assert body["headline"], "two different workloads should differ somewhere"
-    bars = {
-        chart: dict(zip(*page.evaluate(_PLOTLY_BARS, chart), strict=True))
-        for chart in ("compare-delta-chart", "compare-category-chart")
-    }
+    bars = {}
+    for chart in ("compare-delta-chart", "compare-category-chart"):
+        keys, values, suffix = page.evaluate(_PLOTLY_BARS, chart)
+        ns = _NS_PER[suffix.strip()]  # the axis's unit, as drawn: each bar back to ns
+        bars[chart] = {k: v * ns for k, v in zip(keys, values, strict=True)}
     for i, h in enumerate(body["headline"]):
         shorten = h["kind"] == "kernel" and h["match"] != "op"
         label = shorten_kernel_name(h["label"]) if shorten else h["label"]
         expect(page.locator("#compare-headline li").nth(i)).to_contain_text(label)
         chart = "compare-delta-chart" if h["kind"] == "kernel" else "compare-category-chart"
-        assert bars[chart][h["key"]] == pytest.approx(h["delta"] / 1e3), h
+        assert bars[chart][h["key"]] == pytest.approx(h["delta"]), h
 
 
 # The keys and values of a Dash graph's bars, read from the figure Plotly drew.
 _PLOTLY_BARS = """(id) => {
-    const trace = document.querySelector(`#${id} .js-plotly-plot`).data[0];
-    return [Array.from(trace.customdata), Array.from(trace.x)];
+    const plot = document.querySelector(`#${id} .js-plotly-plot`);
+    const trace = plot.data[0];
+    return [Array.from(trace.customdata), Array.from(trace.x), plot.layout.xaxis.ticksuffix || ""];
 }"""
+_NS_PER = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}
 
 
 def test_a_kernel_named_script_renders_as_text(

@@ -7,7 +7,8 @@ subprocess of a real worker), or loaded as a module object by unit tests.
 The scenario is `configure(dict)` or, at import, the JSON file named by
 `NVIDIA_FAKE_NVML` (an `NVIDIA_` name, so the runner's clean environment passes it
 as it passes the driver's own variables, issue #40):
-`{"gpus": [{"static": {...}, "samples": [{...}]}]}` with the probe's field names (`sm`, `mem`, `power_mw`, `limit_mw`, `temp`, `reasons`, `util_gpu`,
+`{"gpus": [{"static": {...}, "samples": [{...}]}]}` with the probe's field names (`sm`,
+`mem`, `power_mw`, `limit_mw`, `temp`, `reasons`, `util_gpu`,
 `pids`, and `use`: per-process utilisation, `{pid: percent}`, served by
 `nvmlDeviceGetProcessUtilization`; static `process_util: false` makes that call
 unsupported). Each `nvmlDeviceGetClockInfo(h, NVML_CLOCK_SM)` call moves that GPU to its next
